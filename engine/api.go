@@ -1,0 +1,124 @@
+package engine
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"net/http"
+	"time"
+
+	"inspector/engine/session"
+)
+
+// Config configures an Engine. The zero value of every field is a safe default.
+type Config struct {
+	// Listen is the proxy listener address; default "127.0.0.1:8080". Port 0 picks one.
+	Listen string
+	// AllowRemote permits a non-loopback Listen address.
+	AllowRemote bool
+
+	// CA signs the leaf certificates shown to clients. Required to decrypt HTTPS.
+	CA Minter
+
+	// UpstreamRoots are extra roots trusted for origins, added to the system roots.
+	UpstreamRoots *x509.CertPool
+	// UpstreamInsecure lists host globs whose certificate errors are ignored.
+	UpstreamInsecure []string
+	// NoDecrypt lists host globs that are tunnelled without decryption.
+	NoDecrypt []string
+	// UpstreamProto is "auto" (default), "h1" or "h2".
+	UpstreamProto string
+
+	// CaptureLimit caps the bytes of each body kept in memory for the session; the rest
+	// streams through uncaptured and the session is marked truncated. Default 1 MiB.
+	// Negative disables body capture.
+	CaptureLimit int64
+
+	// NewID returns the next session id. Default: an in-memory counter from 1. The store
+	// provides one that persists across restarts.
+	NewID func() session.ID
+
+	// Timeouts; zero means the default given on each field.
+	HeaderTimeout   time.Duration // reading a request head from a client: 30s
+	IdleTimeout     time.Duration // idle keep-alive client connection: 120s
+	DialTimeout     time.Duration // upstream TCP connect: 15s
+	TLSTimeout      time.Duration // each TLS handshake: 15s
+	ResponseTimeout time.Duration // waiting for response headers after the request: 120s
+
+	// ReservedAddrs are addresses (host:port) the proxy must never forward to, for example
+	// its control API. The proxy's own listener is always reserved.
+	ReservedAddrs []string
+
+	// Logf receives diagnostics; nil discards them.
+	Logf func(format string, args ...any)
+}
+
+// Minter mints TLS certificates for host names and IP addresses. rootca.CA implements it.
+type Minter interface {
+	// RootDER is the root certificate (DER), served at http://inspector.cert/.
+	RootDER() []byte
+	// LeafFor returns a leaf certificate valid for host (a name or an IP literal).
+	// It must be safe for concurrent use and should cache.
+	LeafFor(host string) (*tls.Certificate, error)
+}
+
+// Flow is what a hook sees at a stage: the live session and the request or response in
+// net/http's vocabulary. Hooks run on the exchange's goroutine, one after another, and may
+// modify Request (request stage) or Response (response stage). A request hook that sets
+// Response answers the request: nothing is sent upstream.
+type Flow struct {
+	Session  *session.Session
+	Request  *http.Request
+	Response *http.Response
+}
+
+// RequestHook runs after the request head arrived, before anything goes upstream.
+type RequestHook interface {
+	OnRequest(ctx context.Context, f *Flow) error
+}
+
+// ResponseHook runs after the response head arrived, before it is sent to the client.
+type ResponseHook interface {
+	OnResponse(ctx context.Context, f *Flow) error
+}
+
+// RequestHookFunc adapts a function to RequestHook.
+type RequestHookFunc func(ctx context.Context, f *Flow) error
+
+func (h RequestHookFunc) OnRequest(ctx context.Context, f *Flow) error { return h(ctx, f) }
+
+// ResponseHookFunc adapts a function to ResponseHook.
+type ResponseHookFunc func(ctx context.Context, f *Flow) error
+
+func (h ResponseHookFunc) OnResponse(ctx context.Context, f *Flow) error { return h(ctx, f) }
+
+// EventKind says what happened to a session.
+type EventKind uint8
+
+const (
+	// EventBegin: a request head arrived (Summary.InFlight is true).
+	EventBegin EventKind = iota + 1
+	// EventUpdate: the response head arrived.
+	EventUpdate
+	// EventComplete: the session ended with a response or an error; Session is set and
+	// immutable from now on.
+	EventComplete
+	// EventResync: the subscriber fell behind and events were dropped; it should rebuild
+	// its view from Engine.InFlight and its own storage.
+	EventResync
+)
+
+// Event is one notification to a subscriber.
+type Event struct {
+	Kind    EventKind
+	Summary session.Summary
+	Session *session.Session // EventComplete only
+}
+
+// Stats are the engine's counters.
+type Stats struct {
+	Sessions      uint64 // completed sessions
+	InFlight      int
+	Connections   int64  // open client connections
+	DroppedEvents uint64 // events dropped across all slow subscribers
+}

@@ -1,0 +1,342 @@
+// Package session holds the core data type of Inspector: one HTTP exchange (or tunnel,
+// or failed handshake) as the engine saw it, with both legs, timings and the outcome.
+//
+// It imports only the standard library, so every other package (engine, store, ui,
+// filters, exporters) can share it.
+//
+// # Ownership
+//
+// While an exchange is in flight its *Session is owned and mutated by exactly one engine
+// goroutine. Observers never see that live value: they get Summary copies while it runs and
+// the final *Session once it is complete. A completed *Session is immutable; any holder may
+// read it concurrently, none may modify it (use Clone for an editable copy).
+package session
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// ID identifies a session. IDs are assigned in capture order, start at 1 and grow
+// monotonically across restarts of one data directory.
+type ID uint64
+
+// Protocol names as they appear in the contract (PRODUCT.md).
+const (
+	HTTP1 = "http/1.1"
+	HTTP2 = "h2"
+	HTTP3 = "h3"
+)
+
+// Flags mark special kinds of sessions.
+type Flags uint32
+
+const (
+	// FlagTunnel: the connection was relayed opaquely (CONNECT without decryption).
+	FlagTunnel Flags = 1 << iota
+	// FlagWebSocket: the exchange upgraded to WebSocket; Messages holds the frames.
+	FlagWebSocket
+	// FlagReqTruncated: the captured request body is shorter than what was sent.
+	FlagReqTruncated
+	// FlagRespTruncated: the captured response body is shorter than what was received.
+	FlagRespTruncated
+	// FlagHandshakeFailed: the client's TLS handshake with the proxy failed.
+	FlagHandshakeFailed
+	// FlagImported: the session came from a HAR import rather than live traffic.
+	FlagImported
+	// FlagAnswered: a hook answered the request; nothing was sent upstream.
+	FlagAnswered
+)
+
+// Has reports whether all of f2 are set in f.
+func (f Flags) Has(f2 Flags) bool { return f&f2 == f2 }
+
+// Session is one exchange. See the package comment for ownership rules.
+type Session struct {
+	ID       ID        `json:"id"`
+	ReplayOf ID        `json:"replay_of,omitempty"`
+	Started  time.Time `json:"started"`
+
+	// Client is the leg between the client and the proxy; Upstream between the proxy and
+	// the origin. Upstream.Addr is empty when no upstream connection was made.
+	Client   Conn `json:"client"`
+	Upstream Conn `json:"upstream"`
+
+	Request  Request   `json:"request"`
+	Response *Response `json:"response,omitempty"` // nil when there was no response
+	Timings  Timings   `json:"timings"`
+	Error    *Error    `json:"error,omitempty"` // nil unless the exchange failed
+	Flags    Flags     `json:"flags,omitempty"`
+
+	// Messages holds WebSocket messages in order, for sessions with FlagWebSocket.
+	Messages []Message `json:"messages,omitempty"`
+
+	// Mark and Comment are the user's annotations.
+	Mark    string `json:"mark,omitempty"`
+	Comment string `json:"comment,omitempty"`
+}
+
+// Conn describes one leg's connection.
+type Conn struct {
+	// Addr is the peer's address: the client's for the client leg, the origin's (as dialed,
+	// ip:port) for the upstream leg.
+	Addr  string `json:"addr,omitempty"`
+	Proto string `json:"proto,omitempty"` // HTTP1, HTTP2, HTTP3, or "" for tunnels
+	// ConnID identifies the connection this exchange used, unique within one run; several
+	// sessions share it when a connection carries several requests.
+	ConnID uint64   `json:"conn_id,omitempty"`
+	TLS    *TLSInfo `json:"tls,omitempty"`
+	// Reused is true when the connection carried an earlier exchange.
+	Reused bool `json:"reused,omitempty"`
+}
+
+// TLSInfo is what was negotiated on one leg.
+type TLSInfo struct {
+	Version     string `json:"version"` // "TLS 1.3"
+	CipherSuite string `json:"cipher_suite"`
+	ServerName  string `json:"sni,omitempty"`
+	ALPN        string `json:"alpn,omitempty"`
+	Resumed     bool   `json:"resumed,omitempty"`
+	// Certificates is the chain the server presented, leaf first, DER encoded.
+	Certificates [][]byte `json:"certificates,omitempty"`
+}
+
+// Request is the request as received from the client (after any hook edits, which are
+// what was sent upstream).
+type Request struct {
+	Method   string      `json:"method"`
+	URL      string      `json:"url"` // absolute: scheme://host[:port]/path?query
+	Proto    string      `json:"proto"`
+	Header   http.Header `json:"header,omitempty"`
+	Trailer  http.Header `json:"trailer,omitempty"`
+	Body     Body        `json:"body"`
+	HeadSize int64       `json:"head_size,omitempty"` // bytes of request line + headers, when known
+}
+
+// Response is the response as received from the origin (or produced by a hook).
+type Response struct {
+	Status   int         `json:"status"`
+	Reason   string      `json:"reason,omitempty"`
+	Proto    string      `json:"proto"`
+	Header   http.Header `json:"header,omitempty"`
+	Trailer  http.Header `json:"trailer,omitempty"`
+	Body     Body        `json:"body"`
+	HeadSize int64       `json:"head_size,omitempty"`
+}
+
+// Body is a captured message body. Data holds the bytes as they travelled (still
+// content-encoded), at most the engine's capture cap; Size counts every body byte that
+// passed, so Truncated is Size > len(Data).
+type Body struct {
+	Data      []byte `json:"data,omitempty"`
+	Size      int64  `json:"size"`
+	Truncated bool   `json:"truncated,omitempty"`
+	// Spilled is set when bytes beyond the in-memory cap were written elsewhere (the store);
+	// its value is the store's reference for them.
+	Spilled string `json:"spilled,omitempty"`
+}
+
+// Timings are wall-clock instants of each phase; a zero value means the phase did not
+// happen (for example no DNS on a reused connection).
+type Timings struct {
+	ClientConnected time.Time `json:"client_connected"`           // client TCP/QUIC connection accepted
+	ClientTLSDone   time.Time `json:"client_tls_done,omitzero"`   // handshake with the client finished
+	RequestHeaders  time.Time `json:"request_headers"`            // request head fully read
+	RequestDone     time.Time `json:"request_done,omitzero"`      // request body fully read
+	DNSStart        time.Time `json:"dns_start,omitzero"`         //
+	DNSDone         time.Time `json:"dns_done,omitzero"`          //
+	ConnectStart    time.Time `json:"connect_start,omitzero"`     // upstream dial began
+	ConnectDone     time.Time `json:"connect_done,omitzero"`      // upstream TCP established
+	UpstreamTLSDone time.Time `json:"upstream_tls_done,omitzero"` // handshake with the origin finished
+	RequestSent     time.Time `json:"request_sent,omitzero"`      // request fully written upstream
+	FirstByte       time.Time `json:"first_byte,omitzero"`        // response headers arrived
+	ResponseDone    time.Time `json:"response_done,omitzero"`     // response fully relayed to the client
+}
+
+// Phase names where an exchange failed.
+type Phase string
+
+const (
+	PhaseClientTLS Phase = "client_tls" // TLS handshake with the client
+	PhaseRequest   Phase = "request"    // reading the request from the client
+	PhaseDNS       Phase = "dns"
+	PhaseDial      Phase = "dial"
+	PhaseTLS       Phase = "tls" // TLS handshake with the origin
+	PhaseSend      Phase = "send"
+	PhaseResponse  Phase = "response" // reading the response head from the origin
+	PhaseBody      Phase = "body"     // relaying the response body
+	PhaseTunnel    Phase = "tunnel"
+	PhaseWebSocket Phase = "websocket"
+	PhaseHook      Phase = "hook"
+)
+
+// Side says who caused a failure.
+type Side string
+
+const (
+	SideClient   Side = "client"
+	SideUpstream Side = "upstream"
+	SideProxy    Side = "proxy"
+)
+
+// Error records why an exchange failed. An HTTP error status is not an Error.
+type Error struct {
+	Phase   Phase  `json:"phase"`
+	Side    Side   `json:"side"`
+	Proto   string `json:"proto,omitempty"`
+	Message string `json:"message"`
+}
+
+func (e *Error) Error() string {
+	return string(e.Side) + " " + string(e.Phase) + ": " + e.Message
+}
+
+// Is matches another *Error by Phase and Side (empty fields match anything), so callers
+// can write errors.Is(err, &session.Error{Phase: session.PhaseTLS}).
+func (e *Error) Is(target error) bool {
+	t, ok := target.(*Error)
+	if !ok {
+		return false
+	}
+	return (t.Phase == "" || t.Phase == e.Phase) && (t.Side == "" || t.Side == e.Side)
+}
+
+// Message is one WebSocket message.
+type Message struct {
+	Time       time.Time `json:"time"`
+	FromClient bool      `json:"from_client"`
+	Opcode     int       `json:"opcode"` // 1 text, 2 binary, 8 close, 9 ping, 10 pong
+	Data       []byte    `json:"data,omitempty"`
+	Size       int64     `json:"size"`
+}
+
+// Clone returns a deep copy that the caller may modify.
+func (s *Session) Clone() *Session {
+	c := *s
+	c.Request.Header = s.Request.Header.Clone()
+	c.Request.Trailer = s.Request.Trailer.Clone()
+	c.Request.Body.Data = append([]byte(nil), s.Request.Body.Data...)
+	if s.Response != nil {
+		r := *s.Response
+		r.Header = s.Response.Header.Clone()
+		r.Trailer = s.Response.Trailer.Clone()
+		r.Body.Data = append([]byte(nil), s.Response.Body.Data...)
+		c.Response = &r
+	}
+	if s.Error != nil {
+		e := *s.Error
+		c.Error = &e
+	}
+	c.Client.TLS = s.Client.TLS.clone()
+	c.Upstream.TLS = s.Upstream.TLS.clone()
+	c.Messages = append([]Message(nil), s.Messages...)
+	return &c
+}
+
+func (t *TLSInfo) clone() *TLSInfo {
+	if t == nil {
+		return nil
+	}
+	c := *t
+	c.Certificates = append([][]byte(nil), t.Certificates...)
+	return &c
+}
+
+// Host returns the host (without port) of the request URL.
+func (s *Session) Host() string {
+	u, err := url.Parse(s.Request.URL)
+	if err != nil {
+		return ""
+	}
+	return u.Hostname()
+}
+
+// Status returns the response status, or 0 when there is none.
+func (s *Session) Status() int {
+	if s.Response == nil {
+		return 0
+	}
+	return s.Response.Status
+}
+
+// Duration is the time from the request head to the end of the response (or of the
+// failure), or zero if unknown.
+func (s *Session) Duration() time.Duration {
+	start := s.Timings.RequestHeaders
+	if start.IsZero() {
+		start = s.Started
+	}
+	end := s.Timings.ResponseDone
+	if end.IsZero() {
+		return 0
+	}
+	return end.Sub(start)
+}
+
+// Summary is what a session list row needs; it is small and copied by value.
+// Its JSON form is the `sessions --json` contract of PRODUCT.md.
+type Summary struct {
+	ID            ID        `json:"id"`
+	Started       time.Time `json:"started"`
+	Method        string    `json:"method"`
+	URL           string    `json:"url"`
+	Host          string    `json:"host"`
+	Path          string    `json:"path"`
+	Status        int       `json:"status"`
+	ClientProto   string    `json:"client_proto"`
+	UpstreamProto string    `json:"upstream_proto"`
+	ReqBytes      int64     `json:"req_bytes"`
+	RespBytes     int64     `json:"resp_bytes"`
+	DurationMS    float64   `json:"duration_ms"`
+	Error         string    `json:"error"`
+	ErrorPhase    Phase     `json:"error_phase,omitempty"`
+	ReplayOf      ID        `json:"replay_of"`
+	TLS           bool      `json:"tls"`
+	ContentType   string    `json:"content_type,omitempty"` // response Content-Type
+	Flags         Flags     `json:"flags,omitempty"`
+	Mark          string    `json:"mark,omitempty"`
+	InFlight      bool      `json:"in_flight,omitempty"` // not complete yet (live events only)
+}
+
+// Summarize derives the list row of s.
+func (s *Session) Summarize() Summary {
+	sum := Summary{
+		ID:            s.ID,
+		Started:       s.Started,
+		Method:        s.Request.Method,
+		URL:           s.Request.URL,
+		Status:        s.Status(),
+		ClientProto:   s.Client.Proto,
+		UpstreamProto: s.Upstream.Proto,
+		ReqBytes:      s.Request.Body.Size,
+		ReplayOf:      s.ReplayOf,
+		TLS:           s.Client.TLS != nil,
+		Flags:         s.Flags,
+		Mark:          s.Mark,
+		DurationMS:    float64(s.Duration().Microseconds()) / 1000,
+	}
+	if u, err := url.Parse(s.Request.URL); err == nil {
+		sum.Host = u.Hostname()
+		sum.Path = u.EscapedPath()
+		if u.RawQuery != "" {
+			sum.Path += "?" + u.RawQuery
+		}
+		if s.Request.Method == http.MethodConnect {
+			sum.Host = u.Hostname()
+			if sum.Host == "" {
+				sum.Host, _, _ = strings.Cut(u.Opaque, ":")
+			}
+		}
+	}
+	if s.Response != nil {
+		sum.RespBytes = s.Response.Body.Size
+		sum.ContentType = s.Response.Header.Get("Content-Type")
+	}
+	if s.Error != nil {
+		sum.Error = s.Error.Error()
+		sum.ErrorPhase = s.Error.Phase
+	}
+	return sum
+}
