@@ -1,0 +1,229 @@
+package viewmodel
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"inspector/engine/session"
+)
+
+// Column identifies a session-list column.
+type Column int
+
+// The session-list columns, in their default order.
+const (
+	ColID Column = iota
+	ColStatus
+	ColProto
+	ColMethod
+	ColHost
+	ColPath
+	ColType
+	ColReqSize
+	ColRespSize
+	ColDuration
+	ColStarted
+	NumColumns
+)
+
+// ColumnInfo describes a column for display.
+type ColumnInfo struct {
+	Key   string  // stable name used to persist choices ("id", "status", …)
+	Title string  // header text
+	Width float32 // default width in Fyne units
+}
+
+// Columns lists every column, indexed by Column.
+var Columns = [NumColumns]ColumnInfo{
+	ColID:       {"id", "#", 64},
+	ColStatus:   {"status", "Status", 70},
+	ColProto:    {"proto", "Protocol", 80},
+	ColMethod:   {"method", "Method", 80},
+	ColHost:     {"host", "Host", 200},
+	ColPath:     {"path", "Path", 320},
+	ColType:     {"type", "Type", 130},
+	ColReqSize:  {"req", "Req", 70},
+	ColRespSize: {"resp", "Resp", 70},
+	ColDuration: {"dur", "Duration", 80},
+	ColStarted:  {"start", "Start", 100},
+}
+
+// ColumnByKey returns the column with the given Key.
+func ColumnByKey(key string) (Column, bool) {
+	for i, c := range Columns {
+		if c.Key == key {
+			return Column(i), true
+		}
+	}
+	return 0, false
+}
+
+// Class is the colour class of a row's status.
+type Class int
+
+// Status classes. ClassError covers failed exchanges and failed handshakes.
+const (
+	ClassInFlight Class = iota
+	ClassInfo           // 1xx
+	ClassSuccess        // 2xx
+	ClassRedirect       // 3xx
+	ClassClient         // 4xx
+	ClassServer         // 5xx
+	ClassError          // no response because of an error, or a failed handshake
+	ClassOther          // complete without status (tunnels)
+)
+
+// StatusClass classifies s for colouring.
+func StatusClass(s *session.Summary) Class {
+	switch {
+	case s.Error != "" || s.Flags.Has(session.FlagHandshakeFailed):
+		return ClassError
+	case s.InFlight && s.Status == 0:
+		return ClassInFlight
+	case s.Status >= 100 && s.Status < 200:
+		return ClassInfo
+	case s.Status >= 200 && s.Status < 300:
+		return ClassSuccess
+	case s.Status >= 300 && s.Status < 400:
+		return ClassRedirect
+	case s.Status >= 400 && s.Status < 500:
+		return ClassClient
+	case s.Status >= 500:
+		return ClassServer
+	}
+	return ClassOther
+}
+
+// ShortProto abbreviates a protocol name for the list: h1, h2, h3.
+func ShortProto(p string) string {
+	switch p {
+	case session.HTTP1, "HTTP/1.1", "HTTP/1.0", "http/1.0":
+		return "h1"
+	case "":
+		return "–"
+	}
+	return p
+}
+
+// CellText is the text of column c for row s.
+func CellText(s *session.Summary, c Column) string {
+	switch c {
+	case ColID:
+		return strconv.FormatUint(uint64(s.ID), 10)
+	case ColStatus:
+		switch {
+		case s.Status != 0:
+			return strconv.Itoa(s.Status)
+		case s.Flags.Has(session.FlagHandshakeFailed):
+			return "TLS ✗"
+		case s.Error != "":
+			return "ERR"
+		case s.InFlight:
+			return "…"
+		case s.Flags.Has(session.FlagTunnel):
+			return "tunnel"
+		}
+		return "–"
+	case ColProto:
+		cp, up := ShortProto(s.ClientProto), ShortProto(s.UpstreamProto)
+		if s.UpstreamProto == "" || cp == up {
+			return cp
+		}
+		return cp + "→" + up
+	case ColMethod:
+		return s.Method
+	case ColHost:
+		return s.Host
+	case ColPath:
+		return s.Path
+	case ColType:
+		t, _, _ := strings.Cut(s.ContentType, ";")
+		return strings.TrimSpace(t)
+	case ColReqSize:
+		return FormatBytes(s.ReqBytes)
+	case ColRespSize:
+		if s.InFlight && s.RespBytes == 0 {
+			return ""
+		}
+		return FormatBytes(s.RespBytes)
+	case ColDuration:
+		if s.InFlight {
+			return "…"
+		}
+		return FormatMillis(s.DurationMS)
+	case ColStarted:
+		if s.Started.IsZero() {
+			return ""
+		}
+		return s.Started.Local().Format("15:04:05.000")
+	}
+	return ""
+}
+
+// FormatBytes renders a byte count the way the list and headless output do: 512B, 1.2kB, 3.4MB.
+func FormatBytes(n int64) string {
+	switch {
+	case n < 1000:
+		return strconv.FormatInt(n, 10) + "B"
+	case n < 1000*1000:
+		return fmt.Sprintf("%.1fkB", float64(n)/1000)
+	case n < 1000*1000*1000:
+		return fmt.Sprintf("%.1fMB", float64(n)/1e6)
+	}
+	return fmt.Sprintf("%.1fGB", float64(n)/1e9)
+}
+
+// FormatMillis renders a duration given in milliseconds: 35ms, 1.20s.
+func FormatMillis(ms float64) string {
+	switch {
+	case ms <= 0:
+		return "0ms"
+	case ms < 10:
+		return fmt.Sprintf("%.1fms", ms)
+	case ms < 1000:
+		return fmt.Sprintf("%.0fms", ms)
+	}
+	return (time.Duration(ms * float64(time.Millisecond))).Round(10 * time.Millisecond).String()
+}
+
+// less orders a before b by column c (ties are broken by ID by the caller).
+// It returns -1, 0 or +1.
+func compare(a, b *session.Summary, c Column) int {
+	switch c {
+	case ColID:
+		return cmpOrdered(a.ID, b.ID)
+	case ColStatus:
+		return cmpOrdered(a.Status, b.Status)
+	case ColProto:
+		return strings.Compare(CellText(a, ColProto), CellText(b, ColProto))
+	case ColMethod:
+		return strings.Compare(a.Method, b.Method)
+	case ColHost:
+		return strings.Compare(a.Host, b.Host)
+	case ColPath:
+		return strings.Compare(a.Path, b.Path)
+	case ColType:
+		return strings.Compare(a.ContentType, b.ContentType)
+	case ColReqSize:
+		return cmpOrdered(a.ReqBytes, b.ReqBytes)
+	case ColRespSize:
+		return cmpOrdered(a.RespBytes, b.RespBytes)
+	case ColDuration:
+		return cmpOrdered(a.DurationMS, b.DurationMS)
+	case ColStarted:
+		return a.Started.Compare(b.Started)
+	}
+	return 0
+}
+
+func cmpOrdered[T int | int64 | float64 | session.ID](a, b T) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
