@@ -1,0 +1,146 @@
+package render
+
+import (
+	"crypto/x509"
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+	"time"
+
+	"inspector/engine/session"
+)
+
+// Phase is one bar of the timing waterfall, as offsets from the session's first instant.
+type Phase struct {
+	Name       string
+	Start, End time.Duration
+}
+
+// Waterfall derives the phases of s from its Timings. Phases whose instants are missing
+// (zero) are left out; the result is ordered by start. total is the span from the first
+// to the last known instant.
+func Waterfall(t session.Timings) (phases []Phase, total time.Duration) {
+	type span struct {
+		name     string
+		from, to time.Time
+	}
+	first := func(ts ...time.Time) time.Time {
+		for _, x := range ts {
+			if !x.IsZero() {
+				return x
+			}
+		}
+		return time.Time{}
+	}
+	spans := []span{
+		{"client TLS", t.ClientConnected, t.ClientTLSDone},
+		{"request", first(t.RequestHeaders), t.RequestDone},
+		{"DNS", t.DNSStart, t.DNSDone},
+		{"connect", t.ConnectStart, t.ConnectDone},
+		{"upstream TLS", first(t.ConnectDone), t.UpstreamTLSDone},
+		{"send", first(t.UpstreamTLSDone, t.ConnectDone, t.RequestDone, t.RequestHeaders), t.RequestSent},
+		{"wait", first(t.RequestSent), t.FirstByte},
+		{"receive", first(t.FirstByte), t.ResponseDone},
+	}
+	var origin, end time.Time
+	for _, x := range []time.Time{t.ClientConnected, t.ClientTLSDone, t.RequestHeaders, t.RequestDone,
+		t.DNSStart, t.DNSDone, t.ConnectStart, t.ConnectDone, t.UpstreamTLSDone, t.RequestSent,
+		t.FirstByte, t.ResponseDone} {
+		if x.IsZero() {
+			continue
+		}
+		if origin.IsZero() || x.Before(origin) {
+			origin = x
+		}
+		if x.After(end) {
+			end = x
+		}
+	}
+	for _, s := range spans {
+		if s.from.IsZero() || s.to.IsZero() || s.to.Before(s.from) {
+			continue
+		}
+		phases = append(phases, Phase{Name: s.name, Start: s.from.Sub(origin), End: s.to.Sub(origin)})
+	}
+	sort.SliceStable(phases, func(i, j int) bool { return phases[i].Start < phases[j].Start })
+	if !origin.IsZero() {
+		total = end.Sub(origin)
+	}
+	return phases, total
+}
+
+// TLS renders the TLS details of both legs, with each certificate's subject, issuer,
+// validity and names.
+func TLS(s *session.Session) string {
+	var sb strings.Builder
+	leg := func(title string, c session.Conn) {
+		fmt.Fprintf(&sb, "%s\n", title)
+		if c.TLS == nil {
+			if c.Addr == "" && title == "Upstream (proxy → origin)" {
+				sb.WriteString("  no upstream connection\n\n")
+			} else {
+				sb.WriteString("  not TLS\n\n")
+			}
+			return
+		}
+		t := c.TLS
+		fmt.Fprintf(&sb, "  version   %s\n  cipher    %s\n", t.Version, t.CipherSuite)
+		if t.ServerName != "" {
+			fmt.Fprintf(&sb, "  SNI       %s\n", t.ServerName)
+		}
+		if t.ALPN != "" {
+			fmt.Fprintf(&sb, "  ALPN      %s\n", t.ALPN)
+		}
+		fmt.Fprintf(&sb, "  resumed   %v\n", t.Resumed)
+		if c.Addr != "" {
+			fmt.Fprintf(&sb, "  peer      %s\n", c.Addr)
+		}
+		for i, der := range t.Certificates {
+			cert, err := x509.ParseCertificate(der)
+			if err != nil {
+				fmt.Fprintf(&sb, "  certificate %d: unreadable (%v)\n", i, err)
+				continue
+			}
+			fmt.Fprintf(&sb, "  certificate %d\n    subject  %s\n    issuer   %s\n    valid    %s – %s\n",
+				i, cert.Subject, cert.Issuer,
+				cert.NotBefore.UTC().Format("2006-01-02"), cert.NotAfter.UTC().Format("2006-01-02"))
+			if len(cert.DNSNames) > 0 {
+				fmt.Fprintf(&sb, "    names    %s\n", strings.Join(cert.DNSNames, ", "))
+			}
+		}
+		sb.WriteByte('\n')
+	}
+	leg("Client (client → proxy)", s.Client)
+	leg("Upstream (proxy → origin)", s.Upstream)
+	return sb.String()
+}
+
+// Curl renders the request as a curl command line (single-quoted for POSIX shells).
+func Curl(r *session.Request) string {
+	var sb strings.Builder
+	sb.WriteString("curl")
+	if r.Method != http.MethodGet {
+		sb.WriteString(" -X " + shellQuote(r.Method))
+	}
+	sb.WriteString(" " + shellQuote(r.URL))
+	names := make([]string, 0, len(r.Header))
+	for k := range r.Header {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		if strings.EqualFold(k, "Content-Length") {
+			continue
+		}
+		for _, v := range r.Header[k] {
+			sb.WriteString(" -H " + shellQuote(k+": "+v))
+		}
+	}
+	if len(r.Body.Data) > 0 {
+		sb.WriteString(" --data-binary " + shellQuote(string(r.Body.Data)))
+	}
+	return sb.String()
+}
+
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
