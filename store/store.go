@@ -1,8 +1,17 @@
-// Package store keeps sessions in one bbolt file (DATA_DIR/sessions.db).
 package store
 
 import (
 	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
 
 	"inspector/engine/filter"
 	"inspector/engine/session"
@@ -16,14 +25,24 @@ var (
 	ErrCorrupt = errors.New("session store is damaged")
 	// ErrNotFound: no session with that id.
 	ErrNotFound = errors.New("no such session")
+	// ErrSchemaTooNew: the file was written by a newer Inspector with a newer schema.
+	ErrSchemaTooNew = errors.New("session store was written by a newer Inspector")
+	// ErrReadOnly: a write on a store opened with Options.ReadOnly.
+	ErrReadOnly = errors.New("session store is open read-only")
+	// ErrClosed: the store was closed.
+	ErrClosed = errors.New("session store is closed")
 )
 
-// Options for Open.
+// Options for Open. The zero value gives the defaults noted on each field.
 type Options struct {
 	MaxSessions      int   // retention by count; default 1,000,000
 	MaxBytes         int64 // retention by total stored bytes; default 4 GiB
 	MoveAsideCorrupt bool  // rename a corrupt file to sessions.db.corrupt-TIME and start fresh
-	ReadOnly         bool
+	ReadOnly         bool  // no writer: Put, Delete, … fail; shares the file with other readers
+	// LockTimeout bounds the wait for the file lock before Open gives ErrLocked; default 2 s.
+	LockTimeout time.Duration
+	// QueueSize is the capacity of Put's queue; default 16384 sessions.
+	QueueSize int
 }
 
 // Query selects a page of summaries.
@@ -40,43 +59,422 @@ type Stats struct {
 	Sessions uint64
 	Bytes    int64  // stored bytes of sessions
 	FileSize int64  // size of sessions.db
-	Dropped  uint64 // sessions dropped because the write queue overflowed
-	Missing  uint64 // ids skipped by an earlier crash ("N sessions may be missing")
+	Dropped  uint64 // sessions dropped: the write queue overflowed, or a commit failed
+	Missing  uint64 // ids skipped by an earlier crash ("N sessions may be missing"; doc.go)
+	// LastError is the last commit error ("" when none); its sessions count in Dropped.
+	LastError string `json:",omitempty"`
+	// MovedAside is where Open moved a corrupt file (Options.MoveAsideCorrupt), or "".
+	MovedAside string `json:",omitempty"`
 }
+
+const (
+	defaultMaxSessions = 1_000_000
+	defaultMaxBytes    = 4 << 30
+	defaultLockTimeout = 2 * time.Second
+	defaultQueueSize   = 16384
+
+	idBlock       = 4096    // ids reserved ahead on disk
+	maxBatch      = 2048    // sessions per transaction
+	maxBatchBytes = 8 << 20 // body bytes per transaction
+	batchDelay    = 100 * time.Millisecond
+	evictStep     = 20000 // sessions evicted per transaction at most
+)
 
 // Store is the session store. Its methods are safe for concurrent use.
-type Store struct{}
+//
+// Sessions handed to Put belong to the store's writer from then on only for reading: the
+// store never modifies them. Values returned by Get and List are fresh copies the caller
+// owns.
+type Store struct {
+	path     string
+	db       *bolt.DB
+	opts     Options
+	readOnly bool
 
-// Open opens or creates the store at path.
-func Open(path string, opts Options) (*Store, error) {
-	return nil, errors.New("store: not implemented yet")
+	next      atomic.Uint64 // last id handed out
+	reserved  atomic.Uint64 // ids up to here are reserved on disk
+	reserveMu sync.Mutex
+
+	mu     sync.RWMutex // guards closed against Put/Flush
+	closed bool
+	queue  chan item
+	kick   chan struct{}
+	done   chan struct{} // closed when the writer exits
+
+	count      atomic.Uint64
+	bytes      atomic.Int64
+	dropped    atomic.Uint64
+	missing    uint64
+	movedAside string
+	lastErr    atomic.Pointer[string]
 }
 
-// Close flushes queued sessions and closes the file.
-func (s *Store) Close() error { return nil }
+type item struct {
+	s     *session.Session
+	flush chan error
+	stop  bool
+}
 
-// NextID allocates the next session id (monotonic across restarts). Safe for concurrent use.
-func (s *Store) NextID() session.ID { return 0 }
+// Open opens or creates the store at path. A second writer on the same file gets
+// ErrLocked after Options.LockTimeout; a damaged file gives ErrCorrupt (or, with
+// Options.MoveAsideCorrupt, is renamed aside and a fresh store is created: see
+// Stats.MovedAside); a file from a newer Inspector gives ErrSchemaTooNew.
+func Open(path string, opts Options) (*Store, error) {
+	if opts.MaxSessions <= 0 {
+		opts.MaxSessions = defaultMaxSessions
+	}
+	if opts.MaxBytes <= 0 {
+		opts.MaxBytes = defaultMaxBytes
+	}
+	if opts.LockTimeout <= 0 {
+		opts.LockTimeout = defaultLockTimeout
+	}
+	if opts.QueueSize <= 0 {
+		opts.QueueSize = defaultQueueSize
+	}
+	s, err := open(path, opts)
+	if err != nil && errors.Is(err, ErrCorrupt) && opts.MoveAsideCorrupt && !opts.ReadOnly {
+		aside := path + ".corrupt-" + time.Now().Format("20060102-150405.000")
+		if rerr := os.Rename(path, aside); rerr != nil {
+			return nil, fmt.Errorf("%w; moving it aside failed: %v", err, rerr)
+		}
+		s, err = open(path, opts)
+		if err == nil {
+			s.movedAside = aside
+		}
+	}
+	return s, err
+}
+
+func open(path string, opts Options) (*Store, error) {
+	var size int64
+	if fi, err := os.Stat(path); err == nil {
+		size = fi.Size()
+	} else if opts.ReadOnly || !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	db, err := openBolt(path, opts)
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{path: path, db: db, opts: opts, readOnly: opts.ReadOnly}
+	err = guard(func() error {
+		check := func(tx *bolt.Tx) error {
+			if size > 0 && tx.Size() > size {
+				return fmt.Errorf("%w: file is truncated (%d of %d bytes)", ErrCorrupt, size, tx.Size())
+			}
+			return nil
+		}
+		if s.readOnly {
+			return db.View(func(tx *bolt.Tx) error {
+				if err := check(tx); err != nil {
+					return err
+				}
+				if err := validate(tx); err != nil {
+					return err
+				}
+				meta := tx.Bucket(bMeta)
+				s.count.Store(u64(meta.Get(kCount)))
+				s.bytes.Store(int64(u64(meta.Get(kBytes))))
+				return nil
+			})
+		}
+		return db.Update(func(tx *bolt.Tx) error {
+			if err := check(tx); err != nil {
+				return err
+			}
+			if err := migrate(tx); err != nil {
+				return err
+			}
+			if err := validate(tx); err != nil {
+				return err
+			}
+			meta := tx.Bucket(bMeta)
+			committed := u64(meta.Get(kCommitted))
+			if u64(meta.Get(kClean)) == 0 {
+				if a := u64(meta.Get(kAllocated)); a > committed {
+					s.missing = a - committed
+				}
+			}
+			reserved := u64(meta.Get(kReserved))
+			s.next.Store(reserved)
+			s.reserved.Store(reserved + idBlock)
+			s.count.Store(u64(meta.Get(kCount)))
+			s.bytes.Store(int64(u64(meta.Get(kBytes))))
+			return putMeta(meta, kReserved, reserved+idBlock, kAllocated, committed, kClean, 0)
+		})
+	})
+	if err != nil {
+		db.Close()
+		if !errors.Is(err, ErrCorrupt) && !errors.Is(err, ErrSchemaTooNew) && errors.Is(err, errBadRecord) {
+			err = fmt.Errorf("%w: %v", ErrCorrupt, err)
+		}
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if !s.readOnly {
+		s.queue = make(chan item, opts.QueueSize)
+		s.kick = make(chan struct{}, 1)
+		s.done = make(chan struct{})
+		go s.writer()
+	}
+	return s, nil
+}
+
+// openBolt opens the file, turning lock timeouts into ErrLocked and bbolt's errors,
+// panics and memory faults on damaged files into ErrCorrupt.
+func openBolt(path string, opts Options) (db *bolt.DB, err error) {
+	var file *os.File // to release the lock if bbolt panics half-way through Open
+	err = guard(func() error {
+		var e error
+		db, e = bolt.Open(path, 0o600, &bolt.Options{
+			Timeout:      opts.LockTimeout,
+			ReadOnly:     opts.ReadOnly,
+			FreelistType: bolt.FreelistMapType,
+			OpenFile: func(name string, flag int, mode os.FileMode) (*os.File, error) {
+				f, err := os.OpenFile(name, flag, mode)
+				file = f
+				return f, err
+			},
+		})
+		return e
+	})
+	if err != nil && db == nil && file != nil {
+		// bbolt panicked half-way (a recovered fault): its mapping of the file leaks, but
+		// the lock must not, or moving the file aside and reopening would find it locked.
+		releaseLock(file)
+		file.Close() // an error here means bbolt closed it already
+	}
+	switch {
+	case err == nil:
+		return db, nil
+	case errors.Is(err, berrors.ErrTimeout):
+		return nil, fmt.Errorf("%s: %w", path, ErrLocked)
+	case errors.Is(err, fs.ErrPermission), errors.Is(err, fs.ErrNotExist):
+		return nil, err
+	case errors.Is(err, ErrCorrupt):
+		return nil, fmt.Errorf("%s: %w", path, err)
+	default:
+		// ErrInvalid, ErrChecksum, ErrVersionMismatch, short files, mmap of garbage sizes.
+		return nil, fmt.Errorf("%s: %w: %v", path, ErrCorrupt, err)
+	}
+}
+
+// guard runs f turning panics and memory faults (bbolt reading a damaged file) into
+// ErrCorrupt.
+func guard(f func() error) (err error) {
+	old := debug.SetPanicOnFault(true)
+	defer func() {
+		debug.SetPanicOnFault(old)
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: %v", ErrCorrupt, r)
+		}
+	}()
+	return f()
+}
+
+func (s *Store) view(f func(tx *bolt.Tx) error) error {
+	return guard(func() error { return s.db.View(f) })
+}
+
+func putMeta(meta *bolt.Bucket, kv ...any) error {
+	for i := 0; i < len(kv); i += 2 {
+		var v uint64
+		switch x := kv[i+1].(type) {
+		case uint64:
+			v = x
+		case int:
+			v = uint64(x)
+		case int64:
+			v = uint64(x)
+		}
+		if err := meta.Put(kv[i].([]byte), u64Bytes(v)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Path is the file's path.
+func (s *Store) Path() string { return s.path }
+
+// Close commits queued sessions, marks the file cleanly closed and closes it. Later Put
+// calls return false; later reads fail.
+func (s *Store) Close() error {
+	if s.readOnly {
+		return s.db.Close()
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	s.mu.Unlock()
+	ch := make(chan error, 1)
+	s.queue <- item{stop: true, flush: ch}
+	err := <-ch
+	<-s.done
+	return errors.Join(err, s.db.Close())
+}
+
+// NextID allocates the next session id (monotonic across restarts). Safe for concurrent
+// use. It does not touch the disk unless a burst outruns the ids reserved ahead (then one
+// short synchronous reservation). A read-only store returns 0.
+func (s *Store) NextID() session.ID {
+	if s.readOnly {
+		return 0
+	}
+	id := s.next.Add(1)
+	r := s.reserved.Load()
+	if id <= r {
+		if id+idBlock/2 > r {
+			select {
+			case s.kick <- struct{}{}:
+			default:
+			}
+		}
+		return session.ID(id)
+	}
+	s.reserveMu.Lock()
+	defer s.reserveMu.Unlock()
+	if id > s.reserved.Load() {
+		want := id + idBlock
+		err := guard(func() error {
+			return s.db.Update(func(tx *bolt.Tx) error {
+				meta := tx.Bucket(bMeta)
+				if cur := u64(meta.Get(kReserved)); cur > want {
+					want = cur
+				}
+				return meta.Put(kReserved, u64Bytes(want))
+			})
+		})
+		if err != nil {
+			// The store is closed or failing: the id is still unique in this run, but
+			// the session will not be stored anyway.
+			s.setErr(fmt.Errorf("reserving ids: %w", err))
+			return session.ID(id)
+		}
+		s.raiseReserved(want)
+	}
+	return session.ID(id)
+}
+
+func (s *Store) raiseReserved(v uint64) {
+	for {
+		cur := s.reserved.Load()
+		if v <= cur || s.reserved.CompareAndSwap(cur, v) {
+			return
+		}
+	}
+}
+
+func (s *Store) setErr(err error) {
+	msg := err.Error()
+	s.lastErr.Store(&msg)
+}
 
 // Put queues a completed session for writing. It never blocks; when the queue is full the
-// session is dropped and counted in Stats.Dropped, and Put returns false.
-func (s *Store) Put(ss *session.Session) bool { return false }
+// session is dropped and counted in Stats.Dropped, and Put returns false. The session must
+// be complete and is never modified by the store. A nil session, an id of 0, a closed or
+// read-only store also give false (not counted as dropped). Putting an id that is
+// already stored replaces it.
+func (s *Store) Put(ss *session.Session) bool {
+	if ss == nil || ss.ID == 0 || s.readOnly {
+		return false
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return false
+	}
+	select {
+	case s.queue <- item{s: ss}:
+		return true
+	default:
+		s.dropped.Add(1)
+		return false
+	}
+}
 
-// Flush waits until every session queued before the call is committed.
-func (s *Store) Flush() error { return nil }
-
-// Get loads one session in full.
-func (s *Store) Get(id session.ID) (*session.Session, error) { return nil, ErrNotFound }
-
-// List returns a page of summaries.
-func (s *Store) List(q Query) ([]session.Summary, error) { return nil, nil }
-
-// Count counts the sessions matching f (nil: all).
-func (s *Store) Count(f *filter.Expr) (int, error) { return 0, nil }
-
-// Delete removes sessions; Clear removes all.
-func (s *Store) Delete(ids ...session.ID) error { return nil }
-func (s *Store) Clear() error                   { return nil }
+// Flush waits until every session queued before the call is committed, and returns the
+// error of that commit, if any.
+func (s *Store) Flush() error {
+	if s.readOnly {
+		return nil
+	}
+	ch := make(chan error, 1)
+	s.mu.RLock()
+	if s.closed {
+		s.mu.RUnlock()
+		return ErrClosed
+	}
+	s.queue <- item{flush: ch} // may wait for room; the writer keeps draining
+	s.mu.RUnlock()
+	return <-ch
+}
 
 // Stats returns the counters.
-func (s *Store) Stats() Stats { return Stats{} }
+func (s *Store) Stats() Stats {
+	st := Stats{
+		Sessions:   s.count.Load(),
+		Bytes:      s.bytes.Load(),
+		Dropped:    s.dropped.Load(),
+		Missing:    s.missing,
+		MovedAside: s.movedAside,
+	}
+	if p := s.lastErr.Load(); p != nil {
+		st.LastError = *p
+	}
+	if fi, err := os.Stat(s.path); err == nil {
+		st.FileSize = fi.Size()
+	}
+	return st
+}
+
+// Check runs bbolt's full consistency check (slow on large files: it reads every page)
+// and returns every problem found, joined, or nil.
+func (s *Store) Check() error {
+	var errs []error
+	err := s.view(func(tx *bolt.Tx) error {
+		for e := range tx.Check() {
+			errs = append(errs, e)
+		}
+		return nil
+	})
+	return errors.Join(append(errs, err)...)
+}
+
+// Compact writes a compacted copy of the store to dst, which must not exist. bbolt never
+// shrinks its file; replace sessions.db by the copy while Inspector is not running to
+// reclaim the space. It runs in a read transaction: capture goes on meanwhile, and
+// sessions committed after it started are not in the copy.
+func (s *Store) Compact(dst string) error {
+	if err := s.Flush(); err != nil && !errors.Is(err, ErrClosed) {
+		return err
+	}
+	if _, err := os.Stat(dst); err == nil {
+		return fmt.Errorf("compact: %s already exists", dst)
+	}
+	out, err := bolt.Open(dst, 0o600, &bolt.Options{Timeout: s.opts.LockTimeout})
+	if err != nil {
+		return fmt.Errorf("compact: %w", err)
+	}
+	err = guard(func() error { return bolt.Compact(out, s.db, 64<<20) })
+	if err == nil {
+		err = out.Update(func(tx *bolt.Tx) error {
+			meta := tx.Bucket(bMeta)
+			if meta == nil {
+				return fmt.Errorf("compact: copy has no meta bucket")
+			}
+			return meta.Put(kClean, u64Bytes(1))
+		})
+	}
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(dst)
+		return fmt.Errorf("compact: %w", err)
+	}
+	return nil
+}

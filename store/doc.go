@@ -1,0 +1,66 @@
+// Package store keeps sessions in one bbolt file (DATA_DIR/sessions.db).
+//
+// # Schema (version 1)
+//
+// Every per-session key starts with the session id as 8 bytes big-endian, so cursors walk
+// in capture order and one session's keys are contiguous.
+//
+//	sessions.db
+//	├── meta                         schema and counters (all values 8-byte big-endian)
+//	│   ├── "version"     → 1        schema version (see migrations in schema.go)
+//	│   ├── "reserved"    → id       ids up to here may have been handed out (NextID reserves ahead)
+//	│   ├── "allocated"   → id       highest id handed out, as recorded by the latest commit
+//	│   ├── "committed"   → id       highest id ever committed (never decreases)
+//	│   ├── "count"       → n        sessions stored
+//	│   ├── "bytes"       → n        stored bytes of those sessions (see storedSize)
+//	│   └── "clean"       → 0|1      1 when the last writer closed the store cleanly
+//	├── summaries                    id → summary record (compact binary, encode.go): what a list
+//	│                                row needs, plus the session's stored size; List and summary
+//	│                                filters scan only this bucket
+//	├── sessions                     id → JSON of session.Session without body data and messages
+//	│                                (headers, timings, TLS, error, annotations)
+//	├── bodies                       id ‖ part ('q' request, 's' response) ‖ uint32 chunk → ≤ 64 KiB
+//	│                                of body data as it travelled (still content-encoded)
+//	├── messages                     id → JSON []session.Message (WebSocket sessions)
+//	└── frames                       id ‖ … → reserved for HTTP/2 and HTTP/3 frames (later issues)
+//
+// # Writing
+//
+// Put is non-blocking: it hands the completed, immutable session to a bounded queue. One
+// writer goroutine commits many sessions per bbolt transaction, when a batch reaches
+// maxBatch sessions or maxBatchBytes, or ~100 ms after its first session, or at once when a
+// Flush or Close asks. When the queue is full the session is dropped and counted
+// (Stats.Dropped), never silently. The file is always synced on commit (never NoSync), so
+// after a crash (kill -9, power loss) every session committed before it is there; at most
+// the batch being collected is lost.
+//
+// # Ids and "N sessions may be missing"
+//
+// NextID is an atomic counter. Ids are reserved on disk ahead of use ("reserved", about
+// idBlock ids ahead; the writer extends it with each commit), so ids stay monotonic across
+// restarts and crashes without a disk write per id. After a crash the next run starts
+// after "reserved", leaving a gap of unused ids; that gap alone is not reported.
+//
+// Stats.Missing is reported only when the previous writer did not close cleanly. It is
+// allocated − committed as both were recorded by the previous run's last commit: the ids
+// that run had handed out by then but whose sessions were never committed above the
+// highest committed id (in flight, queued, or in the batch the crash lost). Sessions that
+// began after that last commit cannot be known and are not counted; in-flight sessions
+// with ids below the highest committed id are not counted either. So it is "may be
+// missing": a best estimate from what was durably recorded, not an exact loss count.
+//
+// # Retention and file size
+//
+// Options.MaxSessions and Options.MaxBytes bound the store; the writer evicts the oldest
+// sessions after each commit (in bounded steps, so a large eviction never stalls capture
+// for long). bbolt reuses freed pages but never shrinks the file: after deleting many
+// sessions the file keeps its size. Compact writes a compacted copy to a new file.
+//
+// # Damage and locking
+//
+// bbolt locks the file: a second writer (another Inspector on the same data directory)
+// gets ErrLocked within Options.LockTimeout. A damaged or truncated file gives ErrCorrupt
+// (bbolt panics on some garbage; Open recovers and turns faults into ErrCorrupt); with
+// Options.MoveAsideCorrupt the file is renamed to sessions.db.corrupt-TIME and a fresh
+// store is created.
+package store

@@ -1,0 +1,191 @@
+package store
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+	"unsafe"
+
+	"inspector/engine/session"
+)
+
+// summaryFormat is the first byte of every summary record.
+const summaryFormat = 1
+
+var errBadRecord = errors.New("malformed summary record")
+
+// idKey is the 8-byte big-endian key of id.
+func idKey(id session.ID) []byte {
+	var k [8]byte
+	binary.BigEndian.PutUint64(k[:], uint64(id))
+	return k[:]
+}
+
+func keyID(k []byte) session.ID { return session.ID(binary.BigEndian.Uint64(k[:8])) }
+
+func u64(b []byte) uint64 {
+	if len(b) != 8 {
+		return 0
+	}
+	return binary.BigEndian.Uint64(b)
+}
+
+func u64Bytes(v uint64) []byte {
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], v)
+	return b[:]
+}
+
+// encodeSummary appends the record of sum (without its id, which is the key) and the
+// session's stored size to dst.
+func encodeSummary(dst []byte, sum *session.Summary, stored int64) []byte {
+	dst = append(dst, summaryFormat)
+	dst = binary.AppendUvarint(dst, uint64(stored))
+	var started int64
+	if !sum.Started.IsZero() {
+		started = sum.Started.UnixNano()
+	}
+	dst = binary.AppendVarint(dst, started)
+	for _, s := range [...]string{sum.Method, sum.URL, sum.Host, sum.Path, sum.ClientProto,
+		sum.UpstreamProto, sum.Error, string(sum.ErrorPhase), sum.ContentType, sum.Mark} {
+		dst = binary.AppendUvarint(dst, uint64(len(s)))
+		dst = append(dst, s...)
+	}
+	dst = binary.AppendUvarint(dst, uint64(sum.Status))
+	dst = binary.AppendVarint(dst, sum.ReqBytes)
+	dst = binary.AppendVarint(dst, sum.RespBytes)
+	dst = binary.BigEndian.AppendUint64(dst, math.Float64bits(sum.DurationMS))
+	dst = binary.AppendUvarint(dst, uint64(sum.ReplayOf))
+	tls := byte(0)
+	if sum.TLS {
+		tls = 1
+	}
+	dst = append(dst, tls)
+	dst = binary.AppendUvarint(dst, uint64(sum.Flags))
+	return dst
+}
+
+// summaryReader decodes a record. With alias set, strings point into the record itself
+// (no copy): such a Summary is valid only while the record's memory is (inside the
+// bbolt transaction) and must not be retained.
+type summaryReader struct {
+	b     []byte
+	err   bool
+	alias bool
+}
+
+func (r *summaryReader) uvarint() uint64 {
+	v, n := binary.Uvarint(r.b)
+	if n <= 0 {
+		r.err = true
+		r.b = nil
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *summaryReader) varint() int64 {
+	v, n := binary.Varint(r.b)
+	if n <= 0 {
+		r.err = true
+		r.b = nil
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *summaryReader) str() string {
+	n := r.uvarint()
+	if n > uint64(len(r.b)) {
+		r.err = true
+		r.b = nil
+		return ""
+	}
+	p := r.b[:n]
+	r.b = r.b[n:]
+	if n == 0 {
+		return ""
+	}
+	if r.alias {
+		return unsafe.String(&p[0], len(p))
+	}
+	return string(p)
+}
+
+// decodeSummary decodes the record v of id into sum and returns the stored size.
+func decodeSummary(id session.ID, v []byte, sum *session.Summary, alias bool) (int64, error) {
+	if len(v) == 0 || v[0] != summaryFormat {
+		return 0, fmt.Errorf("session %d: %w", id, errBadRecord)
+	}
+	r := summaryReader{b: v[1:], alias: alias}
+	stored := int64(r.uvarint())
+	*sum = session.Summary{ID: id}
+	if ns := r.varint(); ns != 0 {
+		sum.Started = time.Unix(0, ns)
+	}
+	sum.Method = r.str()
+	sum.URL = r.str()
+	sum.Host = r.str()
+	sum.Path = r.str()
+	sum.ClientProto = r.str()
+	sum.UpstreamProto = r.str()
+	sum.Error = r.str()
+	sum.ErrorPhase = session.Phase(r.str())
+	sum.ContentType = r.str()
+	sum.Mark = r.str()
+	sum.Status = int(r.uvarint())
+	sum.ReqBytes = r.varint()
+	sum.RespBytes = r.varint()
+	if len(r.b) < 8 {
+		return 0, fmt.Errorf("session %d: %w", id, errBadRecord)
+	}
+	sum.DurationMS = math.Float64frombits(binary.BigEndian.Uint64(r.b))
+	r.b = r.b[8:]
+	sum.ReplayOf = session.ID(r.uvarint())
+	if len(r.b) < 1 {
+		return 0, fmt.Errorf("session %d: %w", id, errBadRecord)
+	}
+	sum.TLS = r.b[0] == 1
+	r.b = r.b[1:]
+	sum.Flags = session.Flags(r.uvarint())
+	if r.err {
+		return 0, fmt.Errorf("session %d: %w", id, errBadRecord)
+	}
+	return stored, nil
+}
+
+// storedSession is what the sessions bucket keeps: the session without body data and
+// messages, which live in their own buckets.
+func encodeSessionMeta(ss *session.Session) ([]byte, error) {
+	c := *ss
+	c.Request.Body.Data = nil
+	if ss.Response != nil {
+		r := *ss.Response
+		r.Body.Data = nil
+		c.Response = &r
+	}
+	c.Messages = nil
+	return json.Marshal(&c)
+}
+
+// bodyKey is id ‖ part ‖ chunk.
+func bodyKey(id session.ID, part byte, chunk uint32) []byte {
+	k := make([]byte, 13)
+	binary.BigEndian.PutUint64(k, uint64(id))
+	k[8] = part
+	binary.BigEndian.PutUint32(k[9:], chunk)
+	return k
+}
+
+// Body parts in the bodies bucket.
+const (
+	PartRequest  byte = 'q'
+	PartResponse byte = 's'
+)
+
+const chunkSize = 64 << 10

@@ -1,0 +1,366 @@
+package store
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	bolt "go.etcd.io/bbolt"
+
+	"inspector/engine/filter"
+	"inspector/engine/session"
+)
+
+// Get loads one session in full (bodies and messages included). The result is a fresh
+// value the caller owns.
+func (s *Store) Get(id session.ID) (*session.Session, error) {
+	var ss *session.Session
+	err := s.view(func(tx *bolt.Tx) error {
+		var err error
+		ss, err = loadSession(tx, id)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return ss, nil
+}
+
+func loadSession(tx *bolt.Tx, id session.ID) (*session.Session, error) {
+	key := idKey(id)
+	v := tx.Bucket(bSessions).Get(key)
+	if v == nil {
+		return nil, fmt.Errorf("session %d: %w", id, ErrNotFound)
+	}
+	ss := new(session.Session)
+	if err := json.Unmarshal(v, ss); err != nil {
+		return nil, fmt.Errorf("%w: session %d: %v", ErrCorrupt, id, err)
+	}
+	bodies := tx.Bucket(bBodies)
+	ss.Request.Body.Data = readBody(bodies, id, PartRequest)
+	if ss.Response != nil {
+		ss.Response.Body.Data = readBody(bodies, id, PartResponse)
+	}
+	if m := tx.Bucket(bMessages).Get(key); m != nil {
+		if err := json.Unmarshal(m, &ss.Messages); err != nil {
+			return nil, fmt.Errorf("%w: messages of session %d: %v", ErrCorrupt, id, err)
+		}
+	}
+	return ss, nil
+}
+
+func readBody(bk *bolt.Bucket, id session.ID, part byte) []byte {
+	prefix := bodyKey(id, part, 0)[:9]
+	var data []byte
+	c := bk.Cursor()
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		data = append(data, v...)
+	}
+	return data
+}
+
+// OpenBody streams the stored body of one part (PartRequest or PartResponse) of a
+// session, one chunk per short read transaction, so a large body is never held in
+// memory at once. A session without that body gives an empty reader. The reader is not
+// safe for concurrent use.
+func (s *Store) OpenBody(id session.ID, part byte) (io.ReadCloser, error) {
+	if part != PartRequest && part != PartResponse {
+		return nil, fmt.Errorf("store: unknown body part %q", part)
+	}
+	err := s.view(func(tx *bolt.Tx) error {
+		if tx.Bucket(bSessions).Get(idKey(id)) == nil {
+			return fmt.Errorf("session %d: %w", id, ErrNotFound)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &bodyReader{s: s, id: id, part: part}, nil
+}
+
+type bodyReader struct {
+	s     *Store
+	id    session.ID
+	part  byte
+	chunk uint32
+	buf   []byte
+	eof   bool
+}
+
+func (r *bodyReader) Read(p []byte) (int, error) {
+	for len(r.buf) == 0 {
+		if r.eof {
+			return 0, io.EOF
+		}
+		err := r.s.view(func(tx *bolt.Tx) error {
+			v := tx.Bucket(bBodies).Get(bodyKey(r.id, r.part, r.chunk))
+			if v == nil {
+				r.eof = true
+				return nil
+			}
+			r.buf = append(r.buf[:0], v...)
+			return nil
+		})
+		if err != nil {
+			return 0, err
+		}
+		r.chunk++
+	}
+	n := copy(p, r.buf)
+	r.buf = r.buf[n:]
+	return n, nil
+}
+
+func (r *bodyReader) Close() error { r.eof, r.buf = true, nil; return nil }
+
+// List returns a page of summaries, fresh values the caller owns. Summary-only filters
+// scan the summaries bucket without loading sessions; filters that need more (header:,
+// body:) load each candidate session.
+func (s *Store) List(q Query) ([]session.Summary, error) {
+	var out []session.Summary
+	err := s.view(func(tx *bolt.Tx) error {
+		return scan(tx, q, func(sum *session.Summary) bool {
+			out = append(out, *sum)
+			return q.Limit <= 0 || len(out) < q.Limit
+		})
+	})
+	return out, err
+}
+
+// Count counts the sessions matching f (nil: all).
+func (s *Store) Count(f *filter.Expr) (int, error) {
+	if f == nil {
+		return int(s.count.Load()), nil
+	}
+	n := 0
+	err := s.view(func(tx *bolt.Tx) error {
+		return scan(tx, Query{Filter: f}, func(*session.Summary) bool { n++; return true })
+	})
+	return n, err
+}
+
+// Each calls fn with every matching session in full, in id order (q.Newest and q.Limit
+// apply), loading one session at a time, for exports. Each read transaction is short:
+// summaries are listed in pages first. fn may stop the walk by returning an error, which
+// Each returns.
+func (s *Store) Each(q Query, fn func(*session.Session) error) error {
+	const page = 512
+	limit := q.Limit
+	done := 0
+	for {
+		pq := q
+		pq.Limit = page
+		if limit > 0 {
+			pq.Limit = min(page, limit-done)
+		}
+		sums, err := s.List(pq)
+		if err != nil {
+			return err
+		}
+		for _, sum := range sums {
+			ss, err := s.Get(sum.ID)
+			if errors.Is(err, ErrNotFound) {
+				continue // deleted meanwhile
+			}
+			if err != nil {
+				return err
+			}
+			if err := fn(ss); err != nil {
+				return err
+			}
+			done++
+		}
+		if len(sums) < pq.Limit || (limit > 0 && done >= limit) {
+			return nil
+		}
+		last := sums[len(sums)-1].ID
+		if q.Newest {
+			q.Before = last
+		} else {
+			q.After = last
+		}
+	}
+}
+
+// scan walks the summaries of q in order, calling emit with a copied summary for each
+// match until emit returns false.
+func scan(tx *bolt.Tx, q Query, emit func(*session.Summary) bool) error {
+	c := tx.Bucket(bSummaries).Cursor()
+	var k, v []byte
+	step := c.Next
+	if q.Newest {
+		step = c.Prev
+		if q.Before != 0 {
+			k, v = c.Seek(idKey(q.Before))
+			if k == nil {
+				k, v = c.Last()
+			} else if keyID(k) >= q.Before {
+				k, v = c.Prev()
+			}
+		} else {
+			k, v = c.Last()
+		}
+	} else {
+		k, v = c.Seek(idKey(q.After + 1))
+		if q.After == 0 {
+			k, v = c.First()
+		}
+	}
+	f := q.Filter
+	aliasMatch := f != nil && !f.NeedsSession()
+	var sum session.Summary
+	for ; k != nil; k, v = step() {
+		id := keyID(k)
+		if (q.After != 0 && id <= q.After) || (q.Before != 0 && id >= q.Before) {
+			break
+		}
+		switch {
+		case f == nil:
+		case aliasMatch:
+			if _, err := decodeSummary(id, v, &sum, true); err != nil {
+				return fmt.Errorf("%w: %v", ErrCorrupt, err)
+			}
+			if !f.MatchSummary(&sum) {
+				continue
+			}
+		default:
+			ss, err := loadSession(tx, id)
+			if err != nil {
+				return err
+			}
+			if !f.Match(ss) {
+				continue
+			}
+		}
+		if _, err := decodeSummary(id, v, &sum, false); err != nil {
+			return fmt.Errorf("%w: %v", ErrCorrupt, err)
+		}
+		if !emit(&sum) {
+			break
+		}
+	}
+	return nil
+}
+
+// update runs f in a write transaction after committing queued sessions, then refreshes
+// the counters.
+func (s *Store) update(f func(b *buckets, count uint64, total int64) (uint64, int64, error)) error {
+	if s.readOnly {
+		return ErrReadOnly
+	}
+	if err := s.Flush(); err != nil {
+		return err
+	}
+	var count uint64
+	var total int64
+	err := guard(func() error {
+		return s.db.Update(func(tx *bolt.Tx) error {
+			b := txBuckets(tx)
+			var err error
+			count, total, err = f(b, u64(b.meta.Get(kCount)), int64(u64(b.meta.Get(kBytes))))
+			if err != nil {
+				return err
+			}
+			return putMeta(b.meta, kCount, count, kBytes, total)
+		})
+	})
+	if err != nil {
+		return err
+	}
+	s.count.Store(count)
+	s.bytes.Store(total)
+	return nil
+}
+
+// Delete removes sessions (committing queued ones first). Ids not stored are ignored.
+func (s *Store) Delete(ids ...session.ID) error {
+	return s.update(func(b *buckets, count uint64, total int64) (uint64, int64, error) {
+		for _, id := range ids {
+			stored, ok, err := deleteSession(b, id)
+			if err != nil {
+				return 0, 0, err
+			}
+			if ok {
+				count--
+				total -= stored
+			}
+		}
+		return count, total, nil
+	})
+}
+
+// Clear removes all sessions, including those queued before the call. Ids keep growing.
+func (s *Store) Clear() error {
+	return s.update(func(b *buckets, _ uint64, _ int64) (uint64, int64, error) {
+		tx := b.meta.Tx()
+		for _, name := range dataBuckets {
+			if err := tx.DeleteBucket(name); err != nil {
+				return 0, 0, err
+			}
+			if _, err := tx.CreateBucket(name); err != nil {
+				return 0, 0, err
+			}
+		}
+		return 0, 0, nil
+	})
+}
+
+// SetMark sets the user's mark and comment of a stored session.
+func (s *Store) SetMark(id session.ID, mark, comment string) error {
+	return s.update(func(b *buckets, count uint64, total int64) (uint64, int64, error) {
+		ss, err := loadSession(b.meta.Tx(), id)
+		if err != nil {
+			return 0, 0, err
+		}
+		ss.Mark, ss.Comment = mark, comment
+		old, _, err := deleteSession(b, id)
+		if err != nil {
+			return 0, 0, err
+		}
+		n, err := putSession(b, ss)
+		return count, total - old + n, err
+	})
+}
+
+// Import stores sessions (e.g. from a HAR file) in one transaction: all of them or, on
+// error, none. It assigns each a new id with NextID, writing it into the session, so the
+// caller must own them (not yet shared). It returns the new ids in order.
+func (s *Store) Import(sessions []*session.Session) ([]session.ID, error) {
+	if s.readOnly {
+		return nil, ErrReadOnly
+	}
+	for i, ss := range sessions {
+		if ss == nil {
+			return nil, fmt.Errorf("import: session %d is nil", i)
+		}
+	}
+	ids := make([]session.ID, len(sessions))
+	for i, ss := range sessions {
+		ss.ID = s.NextID()
+		ids[i] = ss.ID
+	}
+	err := s.update(func(b *buckets, count uint64, total int64) (uint64, int64, error) {
+		committed := u64(b.meta.Get(kCommitted))
+		for _, ss := range sessions {
+			n, err := putSession(b, ss)
+			if err != nil {
+				return 0, 0, fmt.Errorf("import: %w", err)
+			}
+			count++
+			total += n
+			committed = max(committed, uint64(ss.ID))
+		}
+		if err := b.meta.Put(kCommitted, u64Bytes(committed)); err != nil {
+			return 0, 0, err
+		}
+		count, total, _, err := s.evict(b, count, total)
+		return count, total, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return ids, nil
+}

@@ -1,0 +1,265 @@
+package store
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"inspector/engine/session"
+)
+
+// writer is the single goroutine that commits queued sessions. See doc.go "Writing".
+func (s *Store) writer() {
+	defer close(s.done)
+	var (
+		batch      []*session.Session
+		batchBytes int
+	)
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	commit := func(clean bool) error {
+		timer.Stop()
+		err := s.commit(batch, clean)
+		clear(batch)
+		batch, batchBytes = batch[:0], 0
+		return err
+	}
+	for {
+		var it item
+		if len(batch) == 0 {
+			select {
+			case it = <-s.queue:
+			case <-s.kick:
+				commit(false) // extends the id reservation, continues eviction
+				continue
+			}
+		} else {
+			select {
+			case it = <-s.queue:
+			case <-timer.C:
+				commit(false)
+				continue
+			}
+		}
+		switch {
+		case it.s != nil:
+			batch = append(batch, it.s)
+			batchBytes += len(it.s.Request.Body.Data)
+			if it.s.Response != nil {
+				batchBytes += len(it.s.Response.Body.Data)
+			}
+			if len(batch) == 1 {
+				timer.Reset(batchDelay)
+			}
+			if len(batch) >= maxBatch || batchBytes >= maxBatchBytes {
+				commit(false)
+			}
+		case it.stop:
+			it.flush <- commit(true)
+			return
+		case it.flush != nil:
+			var err error
+			if len(batch) > 0 {
+				err = commit(false)
+			}
+			it.flush <- err
+		}
+	}
+}
+
+// buckets are the data buckets of one write transaction.
+type buckets struct {
+	meta, sums, sess, bodies, msgs, frames *bolt.Bucket
+}
+
+func txBuckets(tx *bolt.Tx) *buckets {
+	return &buckets{
+		meta:   tx.Bucket(bMeta),
+		sums:   tx.Bucket(bSummaries),
+		sess:   tx.Bucket(bSessions),
+		bodies: tx.Bucket(bBodies),
+		msgs:   tx.Bucket(bMessages),
+		frames: tx.Bucket(bFrames),
+	}
+}
+
+// commit writes batch, applies retention and records the id marks in one transaction.
+// clean marks the file as cleanly closed.
+func (s *Store) commit(batch []*session.Session, clean bool) error {
+	var count uint64
+	var total int64
+	var reserved uint64
+	over := false
+	err := guard(func() error {
+		return s.db.Update(func(tx *bolt.Tx) error {
+			b := txBuckets(tx)
+			// Ids grow, so appends fill pages fully.
+			b.sums.FillPercent, b.sess.FillPercent, b.bodies.FillPercent = 1, 1, 1
+			count = u64(b.meta.Get(kCount))
+			total = int64(u64(b.meta.Get(kBytes)))
+			committed := u64(b.meta.Get(kCommitted))
+			for _, ss := range batch {
+				if old, ok, err := deleteSession(b, ss.ID); err != nil {
+					return err
+				} else if ok {
+					count--
+					total -= old
+				}
+				n, err := putSession(b, ss)
+				if err != nil {
+					return fmt.Errorf("session %d: %w", ss.ID, err)
+				}
+				count++
+				total += n
+				committed = max(committed, uint64(ss.ID))
+			}
+			var err error
+			count, total, over, err = s.evict(b, count, total)
+			if err != nil {
+				return err
+			}
+			alloc := s.next.Load()
+			reserved = max(u64(b.meta.Get(kReserved)), alloc+idBlock)
+			cleanV := uint64(0)
+			if clean {
+				cleanV = 1
+			}
+			return putMeta(b.meta, kCount, count, kBytes, total, kCommitted, committed,
+				kAllocated, alloc, kReserved, reserved, kClean, cleanV)
+		})
+	})
+	if err != nil {
+		s.dropped.Add(uint64(len(batch)))
+		s.setErr(err)
+		return err
+	}
+	s.count.Store(count)
+	s.bytes.Store(total)
+	s.raiseReserved(reserved)
+	if over && !clean {
+		select {
+		case s.kick <- struct{}{}:
+		default:
+		}
+	}
+	return nil
+}
+
+// evict removes the oldest sessions while the store is over a limit, at most evictStep
+// per call; over reports that more remain to evict.
+func (s *Store) evict(b *buckets, count uint64, total int64) (uint64, int64, bool, error) {
+	c := b.sums.Cursor()
+	for n := 0; count > uint64(s.opts.MaxSessions) || total > s.opts.MaxBytes; n++ {
+		if n == evictStep {
+			return count, total, true, nil
+		}
+		k, _ := c.First()
+		if k == nil {
+			break
+		}
+		stored, ok, err := deleteSession(b, keyID(k))
+		if err != nil {
+			return count, total, false, err
+		}
+		if ok {
+			count--
+			total -= stored
+		}
+	}
+	return count, total, false, nil
+}
+
+// putSession writes ss into the buckets and returns its stored size.
+func putSession(b *buckets, ss *session.Session) (int64, error) {
+	key := idKey(ss.ID)
+	metaJSON, err := encodeSessionMeta(ss)
+	if err != nil {
+		return 0, err
+	}
+	stored := int64(len(metaJSON)) + 8
+	if err := b.sess.Put(key, metaJSON); err != nil {
+		return 0, err
+	}
+	n, err := putBody(b.bodies, ss.ID, PartRequest, ss.Request.Body.Data)
+	if err != nil {
+		return 0, err
+	}
+	stored += n
+	if ss.Response != nil {
+		n, err := putBody(b.bodies, ss.ID, PartResponse, ss.Response.Body.Data)
+		if err != nil {
+			return 0, err
+		}
+		stored += n
+	}
+	if len(ss.Messages) > 0 {
+		m, err := json.Marshal(ss.Messages)
+		if err != nil {
+			return 0, err
+		}
+		if err := b.msgs.Put(key, m); err != nil {
+			return 0, err
+		}
+		stored += int64(len(m)) + 8
+	}
+	sum := ss.Summarize()
+	sum.InFlight = false
+	rec := encodeSummary(nil, &sum, stored)
+	stored += int64(len(rec)) + 8
+	rec = encodeSummary(rec[:0], &sum, stored)
+	return stored, b.sums.Put(key, rec)
+}
+
+func putBody(bk *bolt.Bucket, id session.ID, part byte, data []byte) (int64, error) {
+	var n int64
+	for i := uint32(0); len(data) > 0; i++ {
+		c := data[:min(len(data), chunkSize)]
+		data = data[len(c):]
+		// bbolt keeps the value until commit; the session is immutable, so no copy.
+		if err := bk.Put(bodyKey(id, part, i), c); err != nil {
+			return 0, err
+		}
+		n += int64(len(c)) + 13
+	}
+	return n, nil
+}
+
+// deleteSession removes every key of id and returns its stored size; ok is false when
+// it was not stored.
+func deleteSession(b *buckets, id session.ID) (stored int64, ok bool, err error) {
+	key := idKey(id)
+	v := b.sums.Get(key)
+	if v == nil {
+		return 0, false, nil
+	}
+	if len(v) > 1 {
+		if x, n := binary.Uvarint(v[1:]); n > 0 {
+			stored = int64(x)
+		}
+	}
+	for _, bk := range []*bolt.Bucket{b.sums, b.sess, b.msgs} {
+		if err := bk.Delete(key); err != nil {
+			return 0, false, err
+		}
+	}
+	for _, bk := range []*bolt.Bucket{b.bodies, b.frames} {
+		if err := deletePrefix(bk, key); err != nil {
+			return 0, false, err
+		}
+	}
+	return stored, true, nil
+}
+
+func deletePrefix(bk *bolt.Bucket, prefix []byte) error {
+	c := bk.Cursor()
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Seek(prefix) {
+		if err := c.Delete(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
