@@ -20,13 +20,15 @@ type Config struct {
 	// CA signs the leaf certificates shown to clients. Required to decrypt HTTPS.
 	CA Minter
 
-	// UpstreamRoots are extra roots trusted for origins, added to the system roots.
+	// UpstreamRoots are the roots trusted for origins; nil means the system roots. (The
+	// command line builds the system pool plus --upstream-ca.)
 	UpstreamRoots *x509.CertPool
 	// UpstreamInsecure lists host globs whose certificate errors are ignored.
 	UpstreamInsecure []string
 	// NoDecrypt lists host globs that are tunnelled without decryption.
 	NoDecrypt []string
-	// UpstreamProto is "auto" (default), "h1" or "h2".
+	// UpstreamProto is "auto" (default: ALPN offers h2 and http/1.1), "h1" or "h2" (h2 for
+	// https origins; plain http origins always get HTTP/1.1).
 	UpstreamProto string
 
 	// CaptureLimit caps the bytes of each body kept in memory for the session; the rest

@@ -1,0 +1,194 @@
+package main
+
+import (
+	"context"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"inspector/engine"
+	"inspector/rootca"
+	"inspector/store"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+// instance is a running Inspector: the composition of CA, store, engine and control API.
+type instance struct {
+	dataDir string
+	ca      *rootca.CA
+	store   *store.Store
+	engine  *engine.Engine
+	// controlAddr is the control API's address (127.0.0.1:PORT).
+	controlAddr string
+
+	stops []func() error // run in reverse order by shutdown
+}
+
+type instanceFlags struct {
+	headless, allowRemote, systemProxy, resetStore  bool
+	listen, upstreamCA, upstreamInsecure, noDecrypt string
+	upstreamProto, reverse, listenH3                string
+	captureLimit                                    int64
+}
+
+// runInstance runs the proxy with a window, or headless.
+func runInstance(args []string) error {
+	fs := newFlagSet("")
+	var f instanceFlags
+	dataDir := dataDirFlag(fs)
+	fs.BoolVar(&f.headless, "headless", false, "run without a window")
+	fs.StringVar(&f.listen, "listen", "127.0.0.1:8080", "proxy listener address (port 0 picks a free port)")
+	fs.BoolVar(&f.allowRemote, "allow-remote", false, "allow a non-loopback --listen address")
+	fs.StringVar(&f.upstreamCA, "upstream-ca", "", "PEM file of extra roots trusted for origins")
+	fs.StringVar(&f.upstreamInsecure, "upstream-insecure", "", "comma list of host globs whose certificate errors are ignored")
+	fs.StringVar(&f.noDecrypt, "no-decrypt", "", "comma list of host globs tunnelled without decryption")
+	fs.StringVar(&f.upstreamProto, "upstream-proto", "auto", "protocol towards origins: auto, h1, h2")
+	fs.StringVar(&f.reverse, "reverse", "", "reverse-proxy mode towards this origin (not available yet)")
+	fs.StringVar(&f.listenH3, "listen-h3", "", "also accept HTTP/3 on this UDP address (not available yet)")
+	fs.Int64Var(&f.captureLimit, "capture-limit", 1<<20, "bytes of each body kept in memory per session (-1: none)")
+	fs.BoolVar(&f.resetStore, "reset-store", false, "if the session store is damaged, move it aside and start a new one")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("unexpected argument %q", fs.Arg(0))
+	}
+	if f.reverse != "" || f.listenH3 != "" {
+		return errors.New("--reverse and --listen-h3 are not available in this version yet")
+	}
+	dir, err := dataDir()
+	if err != nil {
+		return err
+	}
+	inst, err := startInstance(dir, f)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "listening on %s\n", inst.engine.Addr())
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- inst.engine.Serve() }()
+
+	if f.headless {
+		err = inst.runHeadless(serveErr)
+	} else {
+		err = runWindow(inst)
+	}
+	return errors.Join(err, inst.shutdown())
+}
+
+func startInstance(dir string, f instanceFlags) (inst *instance, err error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("data directory: %w", err)
+	}
+	inst = &instance{dataDir: dir}
+	defer func() {
+		if err != nil {
+			_ = inst.shutdown()
+		}
+	}()
+	if inst.ca, err = rootca.Load(filepath.Join(dir, "ca")); err != nil {
+		return nil, err
+	}
+	roots, err := x509.SystemCertPool()
+	if err != nil {
+		return nil, fmt.Errorf("system roots: %w", err)
+	}
+	if f.upstreamCA != "" {
+		pem, err := os.ReadFile(f.upstreamCA)
+		if err != nil {
+			return nil, fmt.Errorf("--upstream-ca: %w", err)
+		}
+		if !roots.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("--upstream-ca: %s holds no PEM certificate", f.upstreamCA)
+		}
+	}
+	st, err := store.Open(filepath.Join(dir, "sessions.db"), store.Options{MoveAsideCorrupt: f.resetStore})
+	if err != nil {
+		if errors.Is(err, store.ErrCorrupt) {
+			return nil, fmt.Errorf("%w (start with --reset-store to move it aside and begin a new one)", err)
+		}
+		return nil, err
+	}
+	inst.store = st
+	inst.stops = append(inst.stops, st.Close)
+
+	eng, err := engine.New(engine.Config{
+		Listen:           f.listen,
+		AllowRemote:      f.allowRemote,
+		CA:               inst.ca,
+		UpstreamRoots:    roots,
+		UpstreamInsecure: engine.SplitGlobs(f.upstreamInsecure),
+		NoDecrypt:        engine.SplitGlobs(f.noDecrypt),
+		UpstreamProto:    f.upstreamProto,
+		CaptureLimit:     f.captureLimit,
+		NewID:            st.NextID,
+	})
+	if err != nil {
+		if errors.Is(err, engine.ErrRemoteListen) {
+			return nil, usageError{err.Error()}
+		}
+		return nil, err
+	}
+	inst.engine = eng
+	inst.stops = append(inst.stops, func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		return eng.Close(ctx)
+	})
+	eng.Observe(engine.ObserverFunc(func(ev engine.Event) {
+		if ev.Kind == engine.EventComplete {
+			st.Put(ev.Session)
+		}
+	}))
+
+	addr, stop, err := startControl(dir, eng.Addr(), st, nil)
+	if err != nil {
+		return nil, fmt.Errorf("control API: %w", err)
+	}
+	inst.controlAddr = addr
+	inst.stops = append(inst.stops, stop)
+	eng.Reserve(addr)
+	return inst, nil
+}
+
+// shutdown stops everything started, newest first: the engine completes its sessions
+// before the store closes, so every completed session is committed.
+func (inst *instance) shutdown() error {
+	var errs []error
+	for i := len(inst.stops) - 1; i >= 0; i-- {
+		errs = append(errs, inst.stops[i]())
+	}
+	inst.stops = nil
+	return errors.Join(errs...)
+}
+
+// runHeadless prints one line per completed session until SIGINT/SIGTERM.
+func (inst *instance) runHeadless(serveErr <-chan error) error {
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sig)
+	sub := inst.engine.Subscribe(4096)
+	defer sub.Close()
+	for {
+		select {
+		case ev := <-sub.C:
+			switch ev.Kind {
+			case engine.EventComplete:
+				fmt.Fprintln(stdout, formatSessionLine(ev.Summary))
+			case engine.EventResync:
+				fmt.Fprintf(stdout, "(output fell behind: %d session lines skipped; they are in the store)\n", sub.Dropped())
+			}
+		case <-sig:
+			return nil
+		case err := <-serveErr:
+			return err
+		}
+	}
+}

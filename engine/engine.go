@@ -1,0 +1,378 @@
+// Package engine is Inspector's MITM proxy: it accepts proxy clients, decrypts HTTPS with
+// leaf certificates from a Minter, relays HTTP/1.1 and HTTP/2 on both legs, and turns every
+// exchange into a session.Session that it publishes to observers.
+//
+// # Stages and hooks
+//
+// Each request passes: request head (EventBegin) → RequestHooks → upstream round trip →
+// response head (ResponseHooks, EventUpdate) → body relayed → EventComplete. A session ends
+// in exactly one of a response or an error; an HTTP 500 from the origin is a response.
+//
+// # Observers
+//
+// Observers never sit in the request path. Observe registers a synchronous callback that
+// must return at once (the store's non-blocking Put); Subscribe returns a buffered channel.
+// A subscriber that falls behind loses events, is counted in Stats.DroppedEvents, and gets
+// an EventResync as soon as its channel has room again: it never slows the proxy.
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/net/http2"
+
+	"inspector/engine/session"
+)
+
+// Engine is a running proxy. Create it with New, then call Serve.
+type Engine struct {
+	cfg Config
+	ln  net.Listener
+
+	proxySrv *http.Server // the listener clients point at: absolute-form requests and CONNECT
+	mitmSrv  *http.Server // HTTP/1.1 inside CONNECT tunnels (decrypted or plain)
+	mitmLn   *chanListener
+	h2srv    *http2.Server
+	up       *upstream
+	tlsConf  baseTLS
+
+	capture atomic.Bool
+	nextID  atomic.Uint64
+	connIDs atomic.Uint64
+
+	observers atomic.Pointer[[]Observer]
+	subsMu    sync.Mutex
+	subs      atomic.Pointer[[]*Subscription]
+	dropped   atomic.Uint64
+	completed atomic.Uint64
+	openConns atomic.Int64
+
+	flightMu sync.Mutex
+	inFlight map[session.ID]session.Summary
+
+	hooksMu   sync.Mutex
+	reqHooks  atomic.Pointer[[]RequestHook]
+	respHooks atomic.Pointer[[]ResponseHook]
+
+	hijackedMu sync.Mutex
+	hijacked   map[net.Conn]struct{}
+	wg         sync.WaitGroup
+	closed     atomic.Bool
+	reserved   map[string]bool // host:port literals never dialed
+}
+
+// Observer receives every event synchronously; it must not block (queue and return).
+type Observer interface {
+	Observe(Event)
+}
+
+// ObserverFunc adapts a function to Observer.
+type ObserverFunc func(Event)
+
+func (f ObserverFunc) Observe(ev Event) { f(ev) }
+
+// Subscription is a buffered event feed; see the package comment for slow consumers.
+type Subscription struct {
+	C       <-chan Event
+	c       chan Event
+	e       *Engine
+	behind  atomic.Bool
+	dropped atomic.Uint64
+	once    sync.Once
+}
+
+// Dropped counts events this subscriber lost.
+func (s *Subscription) Dropped() uint64 { return s.dropped.Load() }
+
+// Close stops delivery. Events already queued stay readable; C is not closed, so readers
+// should stop on their own signal.
+func (s *Subscription) Close() {
+	s.once.Do(func() {
+		e := s.e
+		e.subsMu.Lock()
+		defer e.subsMu.Unlock()
+		old := *e.subs.Load()
+		n := make([]*Subscription, 0, len(old))
+		for _, x := range old {
+			if x != s {
+				n = append(n, x)
+			}
+		}
+		e.subs.Store(&n)
+	})
+}
+
+// ErrRemoteListen is returned by New for a non-loopback Listen without AllowRemote.
+var ErrRemoteListen = errors.New("refusing to listen on a non-loopback address without --allow-remote")
+
+// New validates cfg and opens the proxy listener (so Addr is known at once).
+func New(cfg Config) (*Engine, error) {
+	if cfg.Listen == "" {
+		cfg.Listen = "127.0.0.1:8080"
+	}
+	setDefault(&cfg.HeaderTimeout, 30*time.Second)
+	setDefault(&cfg.IdleTimeout, 120*time.Second)
+	setDefault(&cfg.DialTimeout, 15*time.Second)
+	setDefault(&cfg.TLSTimeout, 15*time.Second)
+	setDefault(&cfg.ResponseTimeout, 120*time.Second)
+	if cfg.CaptureLimit == 0 {
+		cfg.CaptureLimit = 1 << 20
+	}
+	switch cfg.UpstreamProto {
+	case "":
+		cfg.UpstreamProto = "auto"
+	case "auto", "h1", "h2":
+	default:
+		return nil, fmt.Errorf("unknown upstream protocol %q (want auto, h1 or h2)", cfg.UpstreamProto)
+	}
+	for _, g := range append(append([]string(nil), cfg.NoDecrypt...), cfg.UpstreamInsecure...) {
+		if err := checkGlob(g); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.Logf == nil {
+		cfg.Logf = func(string, ...any) {}
+	}
+	if !cfg.AllowRemote && !isLoopbackListen(cfg.Listen) {
+		return nil, fmt.Errorf("%w: %s", ErrRemoteListen, cfg.Listen)
+	}
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return nil, fmt.Errorf("proxy listener: %w", err)
+	}
+	e := &Engine{
+		cfg:      cfg,
+		ln:       ln,
+		inFlight: map[session.ID]session.Summary{},
+		hijacked: map[net.Conn]struct{}{},
+		reserved: map[string]bool{},
+	}
+	e.capture.Store(true)
+	e.observers.Store(&[]Observer{})
+	e.subs.Store(&[]*Subscription{})
+	e.reqHooks.Store(&[]RequestHook{})
+	e.respHooks.Store(&[]ResponseHook{})
+	e.reserve(ln.Addr().String())
+	for _, a := range cfg.ReservedAddrs {
+		e.reserve(a)
+	}
+	if e.up, err = newUpstream(e); err != nil {
+		ln.Close()
+		return nil, err
+	}
+	e.initServers()
+	return e, nil
+}
+
+func setDefault(d *time.Duration, v time.Duration) {
+	if *d == 0 {
+		*d = v
+	}
+}
+
+func isLoopbackListen(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// reserve marks an address as one the proxy must never forward to. When the address is a
+// wildcard or loopback one, every loopback form of its port is reserved.
+func (e *Engine) reserve(addr string) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return
+	}
+	e.reserved[net.JoinHostPort(host, port)] = true
+	ip := net.ParseIP(host)
+	if host == "localhost" || ip == nil || ip.IsLoopback() || ip.IsUnspecified() {
+		for _, h := range []string{"127.0.0.1", "::1", "localhost", "0.0.0.0", "::"} {
+			e.reserved[net.JoinHostPort(h, port)] = true
+		}
+	}
+}
+
+// Reserve adds an address (host:port) the proxy must refuse to forward to, e.g. a control
+// API started after New. Call it before Serve.
+func (e *Engine) Reserve(addr string) { e.reserve(addr) }
+
+// Addr is the proxy listener's actual address.
+func (e *Engine) Addr() string { return e.ln.Addr().String() }
+
+// Serve accepts proxy clients until Close; it returns nil after Close.
+func (e *Engine) Serve() error {
+	e.wg.Add(1)
+	go func() {
+		defer e.wg.Done()
+		_ = e.mitmSrv.Serve(e.mitmLn)
+	}()
+	err := e.proxySrv.Serve(e.ln)
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return err
+}
+
+// Close stops accepting, lets in-flight exchanges finish until ctx ends, then closes
+// every remaining connection (tunnels and WebSockets included). In-flight sessions are
+// completed (with an error when cut short) before Close returns.
+func (e *Engine) Close(ctx context.Context) error {
+	if !e.closed.CompareAndSwap(false, true) {
+		return nil
+	}
+	errc := make(chan error, 2)
+	go func() { errc <- e.proxySrv.Shutdown(ctx) }()
+	go func() { errc <- e.mitmSrv.Shutdown(ctx) }()
+	err := errors.Join(<-errc, <-errc)
+	if err != nil {
+		_ = e.proxySrv.Close()
+		_ = e.mitmSrv.Close()
+	}
+	e.hijackedMu.Lock()
+	for c := range e.hijacked {
+		c.Close()
+	}
+	e.hijackedMu.Unlock()
+	e.wg.Wait()
+	e.up.close()
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
+}
+
+func (e *Engine) trackHijacked(c net.Conn, add bool) {
+	e.hijackedMu.Lock()
+	defer e.hijackedMu.Unlock()
+	if add {
+		e.hijacked[c] = struct{}{}
+	} else {
+		delete(e.hijacked, c)
+	}
+}
+
+// SetCapture turns recording on or off. With capture off the proxy still relays traffic
+// but creates no sessions and publishes nothing.
+func (e *Engine) SetCapture(on bool) { e.capture.Store(on) }
+
+// Capturing reports whether recording is on.
+func (e *Engine) Capturing() bool { return e.capture.Load() }
+
+// AddRequestHook appends a hook to the request stage.
+func (e *Engine) AddRequestHook(h RequestHook) {
+	e.hooksMu.Lock()
+	defer e.hooksMu.Unlock()
+	n := append(append([]RequestHook(nil), *e.reqHooks.Load()...), h)
+	e.reqHooks.Store(&n)
+}
+
+// AddResponseHook appends a hook to the response stage.
+func (e *Engine) AddResponseHook(h ResponseHook) {
+	e.hooksMu.Lock()
+	defer e.hooksMu.Unlock()
+	n := append(append([]ResponseHook(nil), *e.respHooks.Load()...), h)
+	e.respHooks.Store(&n)
+}
+
+// Observe registers a synchronous observer (see Observer).
+func (e *Engine) Observe(o Observer) {
+	e.subsMu.Lock()
+	defer e.subsMu.Unlock()
+	n := append(append([]Observer(nil), *e.observers.Load()...), o)
+	e.observers.Store(&n)
+}
+
+// Subscribe returns a feed of events with the given buffer (default 1024). Call InFlight
+// after subscribing for the sessions already running.
+func (e *Engine) Subscribe(buffer int) *Subscription {
+	if buffer <= 0 {
+		buffer = 1024
+	}
+	c := make(chan Event, buffer)
+	s := &Subscription{C: c, c: c, e: e}
+	e.subsMu.Lock()
+	defer e.subsMu.Unlock()
+	n := append(append([]*Subscription(nil), *e.subs.Load()...), s)
+	e.subs.Store(&n)
+	return s
+}
+
+// InFlight returns summaries of the sessions that have begun and not completed.
+func (e *Engine) InFlight() []session.Summary {
+	e.flightMu.Lock()
+	defer e.flightMu.Unlock()
+	out := make([]session.Summary, 0, len(e.inFlight))
+	for _, s := range e.inFlight {
+		out = append(out, s)
+	}
+	return out
+}
+
+// Stats returns the engine's counters.
+func (e *Engine) Stats() Stats {
+	e.flightMu.Lock()
+	n := len(e.inFlight)
+	e.flightMu.Unlock()
+	return Stats{
+		Sessions:      e.completed.Load(),
+		InFlight:      n,
+		Connections:   e.openConns.Load(),
+		DroppedEvents: e.dropped.Load(),
+	}
+}
+
+func (e *Engine) newID() session.ID {
+	if e.cfg.NewID != nil {
+		return e.cfg.NewID()
+	}
+	return session.ID(e.nextID.Add(1))
+}
+
+func (e *Engine) publish(ev Event) {
+	switch ev.Kind {
+	case EventBegin, EventUpdate:
+		e.flightMu.Lock()
+		e.inFlight[ev.Summary.ID] = ev.Summary
+		e.flightMu.Unlock()
+	case EventComplete:
+		e.flightMu.Lock()
+		delete(e.inFlight, ev.Summary.ID)
+		e.flightMu.Unlock()
+		e.completed.Add(1)
+	}
+	for _, o := range *e.observers.Load() {
+		o.Observe(ev)
+	}
+	for _, s := range *e.subs.Load() {
+		if s.behind.Load() {
+			select {
+			case s.c <- Event{Kind: EventResync}:
+				s.behind.Store(false)
+			default:
+				s.dropped.Add(1)
+				e.dropped.Add(1)
+				continue
+			}
+		}
+		select {
+		case s.c <- ev:
+		default:
+			s.behind.Store(true)
+			s.dropped.Add(1)
+			e.dropped.Add(1)
+		}
+	}
+}

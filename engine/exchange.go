@@ -1,0 +1,363 @@
+package engine
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"strings"
+	"time"
+
+	"inspector/engine/session"
+)
+
+// exchange is the engine's per-request state. It is owned by the request's handler
+// goroutine; fields touched by other goroutines (trace callbacks, body readers on the
+// transport's goroutines, WebSocket copiers) sit behind their own locks.
+type exchange struct {
+	e       *Engine
+	s       *session.Session
+	info    *connInfo
+	target  string // upstream authority (host:port) for decrypted tunnels
+	scheme  string
+	reqBody *captureBody
+	resp    *http.Response
+	respCap *captureBody
+	ws      *wsTap
+	tr      traceState
+	failed  bool // the error handler ran
+}
+
+type exchangeKey struct{}
+
+func exchangeFrom(ctx context.Context) *exchange {
+	x, _ := ctx.Value(exchangeKey{}).(*exchange)
+	return x
+}
+
+func protoName(major int) string {
+	switch major {
+	case 2:
+		return session.HTTP2
+	case 3:
+		return session.HTTP3
+	}
+	return session.HTTP1
+}
+
+func tlsInfo(st *tls.ConnectionState) *session.TLSInfo {
+	if st == nil {
+		return nil
+	}
+	ti := &session.TLSInfo{
+		Version:     tls.VersionName(st.Version),
+		CipherSuite: tls.CipherSuiteName(st.CipherSuite),
+		ServerName:  st.ServerName,
+		ALPN:        st.NegotiatedProtocol,
+		Resumed:     st.DidResume,
+	}
+	if n := len(st.PeerCertificates); n > 0 {
+		ti.Certificates = make([][]byte, n)
+		for i, c := range st.PeerCertificates {
+			ti.Certificates[i] = c.Raw
+		}
+	}
+	return ti
+}
+
+// inflight returns the summary of a running session.
+func inflight(s *session.Session) session.Summary {
+	sum := s.Summarize()
+	sum.InFlight = true
+	return sum
+}
+
+// serveExchange handles one request from a client on any leg: absolute-form on the proxy
+// listener, or origin-form inside a CONNECT tunnel (h1 or h2).
+func (e *Engine) serveExchange(w http.ResponseWriter, r *http.Request) {
+	info, _ := r.Context().Value(connInfoKey{}).(*connInfo)
+	if info == nil {
+		info = &connInfo{accepted: time.Now()}
+	}
+	x := &exchange{e: e, info: info}
+	// Where does this request go? Inside a tunnel: always the CONNECT authority, never the
+	// inner Host header. Otherwise: the absolute URL.
+	if info.target != "" {
+		x.target = info.target
+		x.scheme = "http"
+		if info.decrypted {
+			x.scheme = "https"
+		}
+	} else {
+		if r.URL.Scheme != "http" && r.URL.Scheme != "https" {
+			http.Error(w, "unsupported URL scheme "+r.URL.Scheme, http.StatusBadRequest)
+			return
+		}
+		x.scheme = r.URL.Scheme
+		x.target = r.URL.Host
+		if _, _, err := net.SplitHostPort(x.target); err != nil {
+			port := "80"
+			if x.scheme == "https" {
+				port = "443"
+			}
+			x.target = net.JoinHostPort(strings.Trim(x.target, "[]"), port)
+		}
+	}
+	host, port, _ := net.SplitHostPort(x.target)
+	if isCertHost(host) {
+		e.serveCertPage(w, r)
+		return
+	}
+	if e.isReserved(host, port) {
+		http.Error(w, "Inspector refuses to forward to its own addresses (a proxy loop or a request to its control API)", http.StatusLoopDetected)
+		return
+	}
+	if !e.capture.Load() {
+		ctx := context.WithValue(r.Context(), exchangeKey{}, x)
+		e.up.proxy.ServeHTTP(w, r.WithContext(ctx))
+		return
+	}
+
+	now := time.Now()
+	s := &session.Session{
+		ID:      e.newID(),
+		Started: now,
+		Client: session.Conn{
+			Addr:   r.RemoteAddr,
+			Proto:  protoName(r.ProtoMajor),
+			ConnID: info.id,
+			TLS:    tlsInfo(r.TLS),
+		},
+		Request: session.Request{
+			Method: r.Method,
+			URL:    x.publicURL(r),
+			Proto:  protoName(r.ProtoMajor),
+			Header: r.Header,
+		},
+		Timings: session.Timings{
+			ClientConnected: info.accepted,
+			ClientTLSDone:   info.tlsDone,
+			RequestHeaders:  now,
+		},
+	}
+	x.s = s
+	e.publish(Event{Kind: EventBegin, Summary: inflight(s)})
+
+	if r.Body != nil && r.Body != http.NoBody {
+		x.reqBody = newCaptureBody(r.Body, e.cfg.CaptureLimit, func() http.Header { return r.Trailer })
+		r.Body = x.reqBody
+	}
+	ctx := context.WithValue(httptrace.WithClientTrace(r.Context(), x.tr.clientTrace()), exchangeKey{}, x)
+	r = r.WithContext(ctx)
+
+	defer func() {
+		p := recover()
+		if p != nil && p != http.ErrAbortHandler {
+			x.fail(session.PhaseResponse, session.SideProxy, fmt.Sprintf("internal error: %v", p))
+		}
+		x.complete(p != nil)
+		if p != nil {
+			panic(http.ErrAbortHandler) // reset the client connection
+		}
+	}()
+
+	f := &Flow{Session: s, Request: r}
+	for _, h := range *e.reqHooks.Load() {
+		if err := h.OnRequest(ctx, f); err != nil {
+			x.fail(session.PhaseHook, session.SideProxy, err.Error())
+			writeProxyError(w, http.StatusBadGateway, "A request hook failed: "+err.Error())
+			return
+		}
+		if f.Response != nil {
+			s.Flags |= session.FlagAnswered
+			x.answer(w, f.Response)
+			return
+		}
+	}
+	if f.Request != r { // a hook replaced the request
+		r = f.Request.WithContext(ctx)
+	}
+	s.Request.Method, s.Request.URL, s.Request.Header = r.Method, x.publicURL(r), r.Header
+	e.up.proxy.ServeHTTP(w, r)
+}
+
+// publicURL is the absolute URL of r as the user thinks of it (default ports dropped).
+func (x *exchange) publicURL(r *http.Request) string {
+	if r.URL.IsAbs() {
+		return r.URL.String()
+	}
+	return x.scheme + "://" + x.displayHost() + r.URL.RequestURI()
+}
+
+func (x *exchange) displayHost() string {
+	host, port, err := net.SplitHostPort(x.target)
+	if err != nil {
+		return x.target
+	}
+	if (x.scheme == "https" && port == "443") || (x.scheme == "http" && port == "80") {
+		if strings.Contains(host, ":") {
+			return "[" + host + "]"
+		}
+		return host
+	}
+	return x.target
+}
+
+// upstreamURLHost is the authority to dial for a tunnelled request.
+func (x *exchange) upstreamURLHost() string { return x.displayHost() }
+
+func (x *exchange) fail(phase session.Phase, side session.Side, msg string) {
+	if x.s == nil || x.s.Error != nil {
+		return
+	}
+	x.s.Error = &session.Error{Phase: phase, Side: side, Proto: x.s.Client.Proto, Message: msg}
+}
+
+// gotResponse records the response head; it runs on the handler goroutine inside
+// RoundTrip, before the reverse proxy touches the header.
+func (x *exchange) gotResponse(resp *http.Response) {
+	s := x.s
+	x.resp = resp
+	h := resp.Header
+	if hasHopHeaders(h) {
+		h = h.Clone() // keep what the origin really sent; the proxy strips these below
+	}
+	s.Response = &session.Response{
+		Status: resp.StatusCode,
+		Reason: strings.TrimSpace(strings.TrimPrefix(resp.Status, fmt.Sprint(resp.StatusCode))),
+		Proto:  protoName(resp.ProtoMajor),
+		Header: h,
+	}
+	s.Upstream.Proto = s.Response.Proto
+	s.Upstream.TLS = tlsInfo(resp.TLS)
+	x.tr.mu.Lock()
+	s.Upstream.Addr, s.Upstream.ConnID, s.Upstream.Reused = x.tr.remote, x.tr.connID, x.tr.reused
+	x.tr.mu.Unlock()
+	if s.Timings.FirstByte.IsZero() {
+		s.Timings.FirstByte = time.Now()
+	}
+}
+
+var hopHeaders = []string{"Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate",
+	"Proxy-Authorization", "Te", "Trailer", "Transfer-Encoding", "Upgrade"}
+
+func hasHopHeaders(h http.Header) bool {
+	for _, k := range hopHeaders {
+		if _, ok := h[k]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// answer writes a response a hook produced, capturing it like an upstream one.
+func (x *exchange) answer(w http.ResponseWriter, resp *http.Response) {
+	x.s.Response = &session.Response{Status: resp.StatusCode, Proto: x.s.Client.Proto, Header: resp.Header}
+	x.s.Timings.FirstByte = time.Now()
+	for k, vv := range resp.Header {
+		w.Header()[k] = vv
+	}
+	w.WriteHeader(resp.StatusCode)
+	if resp.Body != nil {
+		x.respCap = newCaptureBody(resp.Body, x.e.cfg.CaptureLimit, nil)
+		_, err := copyBuffered(w, x.respCap)
+		resp.Body.Close()
+		if err != nil {
+			x.fail(session.PhaseBody, session.SideClient, "writing the answer to the client: "+err.Error())
+		}
+	}
+}
+
+// complete fills in what the body readers saw and publishes the final session.
+func (x *exchange) complete(aborted bool) {
+	s := x.s
+	now := time.Now()
+	if x.reqBody != nil {
+		b, trailer, doneAt, err := x.reqBody.result()
+		s.Request.Body = b
+		s.Request.Trailer = trailer
+		s.Timings.RequestDone = doneAt
+		if b.Truncated {
+			s.Flags |= session.FlagReqTruncated
+		}
+		if err != nil && !errors.Is(err, io.EOF) {
+			x.fail(session.PhaseRequest, session.SideClient, "reading the request body: "+err.Error())
+		}
+	} else {
+		s.Timings.RequestDone = s.Timings.RequestHeaders
+	}
+	x.tr.finish(&s.Timings)
+	if x.respCap != nil && s.Response != nil {
+		b, trailer, _, err := x.respCap.result()
+		s.Response.Body = b
+		s.Response.Trailer = trailer
+		if b.Truncated {
+			s.Flags |= session.FlagRespTruncated
+		}
+		if err != nil {
+			x.fail(session.PhaseBody, session.SideUpstream, "the origin broke off the response body: "+err.Error())
+		}
+	}
+	if x.ws != nil {
+		s.Flags |= session.FlagWebSocket
+		s.Messages, s.Response.Body.Size = x.ws.result()
+	}
+	if aborted && s.Error == nil {
+		x.fail(session.PhaseBody, session.SideClient, "the client went away before the response was complete")
+	}
+	s.Timings.ResponseDone = now
+	x.e.publish(Event{Kind: EventComplete, Summary: s.Summarize(), Session: s})
+}
+
+// errorHandler is the reverse proxy's: the round trip failed before a response head.
+func (x *exchange) handleError(w http.ResponseWriter, r *http.Request, err error) {
+	x.failed = true
+	if r.Context().Err() != nil && errors.Is(err, context.Canceled) {
+		x.fail(x.tr.phase(), session.SideClient, "the client went away: "+err.Error())
+		return
+	}
+	se := x.tr.classify(err, x.target)
+	if x.s != nil {
+		if x.s.Error == nil {
+			se.Proto = x.s.Client.Proto
+			x.s.Error = se
+		}
+		x.s.Response = nil
+	}
+	status := http.StatusBadGateway
+	if se.Phase == session.PhaseResponse && isTimeout(err) {
+		status = http.StatusGatewayTimeout
+	}
+	writeProxyError(w, status, explain(se, x.target))
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+func writeProxyError(w http.ResponseWriter, status int, body string) {
+	h := w.Header()
+	h.Set("Content-Type", "text/plain; charset=utf-8")
+	h.Set("X-Inspector-Error", "1")
+	h.Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_, _ = io.WriteString(w, body+"\n")
+}
+
+func explain(se *session.Error, target string) string {
+	host, _, _ := net.SplitHostPort(target)
+	var b strings.Builder
+	b.WriteString("Inspector could not get a response from ")
+	b.WriteString(target)
+	b.WriteString(".\n\n")
+	fmt.Fprintf(&b, "Failed at: %s (%s side)\nReason: %s\n", se.Phase, se.Side, se.Message)
+	if se.Phase == session.PhaseTLS {
+		fmt.Fprintf(&b, "\nIf you trust this origin anyway, add its CA with --upstream-ca FILE, or skip verification for it with --upstream-insecure %s\n", host)
+	}
+	return b.String()
+}

@@ -1,0 +1,393 @@
+package engine
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"crypto/tls"
+	"errors"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/net/http2"
+
+	"inspector/engine/session"
+)
+
+// sniffTimeout bounds how long a CONNECT tunnel waits for the client's first byte before
+// treating the tunnel as opaque (protocols where the server speaks first).
+const sniffTimeout = 1 * time.Second
+
+// maxHeaderBytes caps request heads from clients and response heads from origins.
+const maxHeaderBytes = 1 << 20
+
+type baseTLS struct {
+	server *tls.Config // client-facing; shared so session tickets resume across connections
+}
+
+// connInfo is what the engine knows about a client connection; it rides in the request
+// context of every request on that connection.
+type connInfo struct {
+	id        uint64
+	accepted  time.Time
+	tlsDone   time.Time
+	target    string // CONNECT authority (host:port); empty for direct proxy requests
+	decrypted bool   // requests on it arrived inside TLS that we terminated
+}
+
+type connInfoKey struct{}
+
+// clientConn is a client connection inside a CONNECT tunnel, with the bytes already read
+// while sniffing still to be delivered.
+type clientConn struct {
+	net.Conn
+	r    *bufio.Reader
+	info *connInfo
+}
+
+func (c *clientConn) Read(p []byte) (int, error) { return c.r.Read(p) }
+
+func (e *Engine) initServers() {
+	errLog := log.New(logWriter{e.cfg.Logf}, "", 0)
+	e.proxySrv = &http.Server{
+		Handler:           http.HandlerFunc(e.serveProxy),
+		ReadHeaderTimeout: e.cfg.HeaderTimeout,
+		IdleTimeout:       e.cfg.IdleTimeout,
+		MaxHeaderBytes:    maxHeaderBytes,
+		ErrorLog:          errLog,
+		ConnState:         e.countConn,
+		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
+			return context.WithValue(ctx, connInfoKey{}, &connInfo{id: e.connIDs.Add(1), accepted: time.Now()})
+		},
+	}
+	e.mitmLn = newChanListener(e.ln.Addr())
+	e.mitmSrv = &http.Server{
+		Handler:           http.HandlerFunc(e.serveExchange),
+		ReadHeaderTimeout: e.cfg.HeaderTimeout,
+		IdleTimeout:       e.cfg.IdleTimeout,
+		MaxHeaderBytes:    maxHeaderBytes,
+		ErrorLog:          errLog,
+		ConnState:         e.countConn,
+		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
+			return context.WithValue(ctx, connInfoKey{}, infoOf(c))
+		},
+	}
+	e.h2srv = &http2.Server{
+		IdleTimeout:          e.cfg.IdleTimeout,
+		MaxReadFrameSize:     1 << 20,
+		MaxConcurrentStreams: 250,
+	}
+	// Links h2 connections to mitmSrv so its Shutdown sends them GOAWAY.
+	_ = http2.ConfigureServer(e.mitmSrv, e.h2srv)
+
+	var ticketKey [32]byte
+	_, _ = rand.Read(ticketKey[:])
+	e.tlsConf.server = &tls.Config{
+		NextProtos: []string{"h2", "http/1.1"},
+		MinVersion: tls.VersionTLS10,
+		GetCertificate: func(hello *tls.ClientHelloInfo) (*tls.Certificate, error) {
+			host := hello.ServerName
+			if host == "" {
+				if cc, ok := hello.Conn.(*clientConn); ok {
+					host, _, _ = net.SplitHostPort(cc.info.target)
+				}
+			}
+			if host == "" {
+				return nil, errors.New("no server name and no CONNECT host to mint a certificate for")
+			}
+			return e.cfg.CA.LeafFor(host)
+		},
+	}
+	e.tlsConf.server.SetSessionTicketKeys([][32]byte{ticketKey})
+}
+
+func infoOf(c net.Conn) *connInfo {
+	switch c := c.(type) {
+	case *tls.Conn:
+		return infoOf(c.NetConn())
+	case *clientConn:
+		return c.info
+	}
+	return &connInfo{accepted: time.Now()}
+}
+
+type logWriter struct{ logf func(string, ...any) }
+
+func (w logWriter) Write(p []byte) (int, error) {
+	w.logf("%s", strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
+func (e *Engine) countConn(_ net.Conn, st http.ConnState) {
+	switch st {
+	case http.StateNew:
+		e.openConns.Add(1)
+	case http.StateClosed, http.StateHijacked:
+		e.openConns.Add(-1)
+	}
+}
+
+// serveProxy handles requests on the proxy listener: CONNECT and absolute-form requests.
+func (e *Engine) serveProxy(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodConnect {
+		e.serveConnect(w, r)
+		return
+	}
+	if !r.URL.IsAbs() {
+		if r.URL.Path == "/" || isCertHost(r.Host) {
+			e.serveCertPage(w, r)
+			return
+		}
+		http.Error(w, "Inspector is an HTTP proxy: send absolute-form requests (http://host/path) or CONNECT.\n"+
+			"Set this address as your HTTP and HTTPS proxy, then open http://inspector.cert/ to get the CA certificate.", http.StatusBadRequest)
+		return
+	}
+	e.serveExchange(w, r)
+}
+
+func (e *Engine) serveConnect(w http.ResponseWriter, r *http.Request) {
+	target := r.Host
+	if target == "" {
+		target = r.URL.Host
+	}
+	host, port, err := net.SplitHostPort(target)
+	if err != nil || host == "" || port == "" {
+		http.Error(w, "CONNECT needs host:port, got "+strings.TrimSpace(target), http.StatusBadRequest)
+		return
+	}
+	if e.isReserved(host, port) {
+		http.Error(w, "Inspector refuses to connect to its own addresses (a proxy loop or a request to its control API)", http.StatusLoopDetected)
+		return
+	}
+	info := r.Context().Value(connInfoKey{}).(*connInfo)
+	info.target = target
+	conn, brw, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		http.Error(w, "cannot take over the connection: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	if _, err := conn.Write([]byte("HTTP/1.1 200 Connection Established\r\n\r\n")); err != nil {
+		conn.Close()
+		return
+	}
+	cc := &clientConn{Conn: conn, r: brw.Reader, info: info}
+	if matchAny(e.cfg.NoDecrypt, host) || e.cfg.CA == nil {
+		e.tunnel(cc, r, target)
+		return
+	}
+	_ = conn.SetReadDeadline(time.Now().Add(sniffTimeout))
+	first, err := cc.r.Peek(1)
+	_ = conn.SetReadDeadline(time.Time{})
+	if err != nil {
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			e.tunnel(cc, r, target) // server-speaks-first protocol
+			return
+		}
+		conn.Close()
+		return
+	}
+	switch {
+	case first[0] == 0x16: // TLS handshake record
+		e.serveTLS(cc, r)
+	case looksLikeHTTP(cc.r):
+		if isH2Preface(cc.r) {
+			e.serveH2(cc)
+			return
+		}
+		e.mitmLn.push(cc)
+	default:
+		e.tunnel(cc, r, target)
+	}
+}
+
+func looksLikeHTTP(r *bufio.Reader) bool {
+	b, _ := r.Peek(3)
+	if len(b) < 3 {
+		return false
+	}
+	for _, c := range b {
+		if c < 'A' || c > 'Z' {
+			return false
+		}
+	}
+	return true
+}
+
+func isH2Preface(r *bufio.Reader) bool {
+	b, _ := r.Peek(len(http2.ClientPreface))
+	return string(b) == http2.ClientPreface
+}
+
+func (e *Engine) serveTLS(cc *clientConn, connect *http.Request) {
+	tc := tls.Server(cc, e.tlsConf.server)
+	ctx, cancel := context.WithTimeout(context.Background(), e.cfg.TLSTimeout)
+	err := tc.HandshakeContext(ctx)
+	cancel()
+	if err != nil {
+		e.recordHandshakeFailure(cc, connect, tc, err)
+		tc.Close()
+		return
+	}
+	cc.info.tlsDone = time.Now()
+	cc.info.decrypted = true
+	if tc.ConnectionState().NegotiatedProtocol == "h2" {
+		e.serveH2(tc)
+		return
+	}
+	e.mitmLn.push(tc)
+}
+
+func (e *Engine) serveH2(c net.Conn) {
+	e.openConns.Add(1)
+	defer e.openConns.Add(-1)
+	e.trackHijacked(c, true)
+	defer e.trackHijacked(c, false)
+	ctx := context.WithValue(context.Background(), connInfoKey{}, infoOf(c))
+	e.h2srv.ServeConn(c, &http2.ServeConnOpts{
+		Context:    ctx,
+		BaseConfig: e.mitmSrv,
+		Handler:    http.HandlerFunc(e.serveExchange),
+	})
+}
+
+// recordHandshakeFailure makes a session of a client that failed the TLS handshake, so
+// the user sees why (typically: the client does not trust Inspector's CA yet).
+func (e *Engine) recordHandshakeFailure(cc *clientConn, connect *http.Request, tc *tls.Conn, err error) {
+	if !e.capture.Load() {
+		return
+	}
+	now := time.Now()
+	s := &session.Session{
+		ID:      e.newID(),
+		Started: now,
+		Client:  session.Conn{Addr: cc.RemoteAddr().String(), ConnID: cc.info.id},
+		Request: session.Request{Method: http.MethodConnect, URL: "https://" + cc.info.target, Proto: connect.Proto, Header: connect.Header},
+		Timings: session.Timings{ClientConnected: cc.info.accepted, RequestHeaders: now, ResponseDone: now},
+		Flags:   session.FlagHandshakeFailed,
+		Error: &session.Error{
+			Phase: session.PhaseClientTLS, Side: session.SideClient,
+			Message: handshakeReason(err),
+		},
+	}
+	if st := tc.ConnectionState(); st.ServerName != "" {
+		s.Client.TLS = &session.TLSInfo{ServerName: st.ServerName}
+	}
+	e.publish(Event{Kind: EventComplete, Summary: s.Summarize(), Session: s})
+}
+
+func handshakeReason(err error) string {
+	msg := err.Error()
+	switch {
+	case strings.Contains(msg, "unknown certificate authority"), strings.Contains(msg, "bad certificate"),
+		strings.Contains(msg, "certificate unknown"):
+		return "the client rejected Inspector's certificate (" + msg + "): install and trust the CA from http://inspector.cert/ or `inspector ca install`"
+	case errors.Is(err, io.EOF), strings.Contains(msg, "connection reset"):
+		return "the client closed the connection during the TLS handshake (" + msg + "); often it does not trust Inspector's CA, or pins certificates"
+	}
+	return msg
+}
+
+// tunnel relays bytes both ways without looking at them, and records a tunnel session.
+func (e *Engine) tunnel(cc *clientConn, connect *http.Request, target string) {
+	e.openConns.Add(1)
+	defer e.openConns.Add(-1)
+	defer cc.Close()
+	s := &session.Session{
+		Started: time.Now(),
+		Client:  session.Conn{Addr: cc.RemoteAddr().String(), ConnID: cc.info.id},
+		Request: session.Request{Method: http.MethodConnect, URL: target, Proto: connect.Proto, Header: connect.Header},
+		Flags:   session.FlagTunnel,
+	}
+	s.Timings.ClientConnected = cc.info.accepted
+	s.Timings.RequestHeaders = s.Started
+	capture := e.capture.Load()
+	if capture {
+		s.ID = e.newID()
+		e.publish(Event{Kind: EventBegin, Summary: inflight(s)})
+	}
+	finish := func() {
+		s.Timings.ResponseDone = time.Now()
+		if capture {
+			e.publish(Event{Kind: EventComplete, Summary: s.Summarize(), Session: s})
+		}
+	}
+	s.Timings.ConnectStart = time.Now()
+	up, err := e.up.dialContext(context.Background(), "tcp", target)
+	if err != nil {
+		s.Error = classifyDial(err)
+		finish()
+		return
+	}
+	s.Timings.ConnectDone = time.Now()
+	s.Upstream.Addr = up.RemoteAddr().String()
+	s.Response = &session.Response{Status: http.StatusOK, Reason: "Connection Established", Proto: session.HTTP1}
+	e.trackHijacked(cc, true)
+	e.trackHijacked(up, true)
+	defer e.trackHijacked(cc, false)
+	defer e.trackHijacked(up, false)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		n, _ := copyBuffered(up, cc)
+		s.Request.Body.Size = n
+		closeWrite(up)
+	}()
+	n, _ := copyBuffered(cc, up)
+	s.Response.Body.Size = n
+	closeWrite(cc.Conn)
+	wg.Wait()
+	up.Close()
+	finish()
+}
+
+func closeWrite(c net.Conn) {
+	if cw, ok := c.(interface{ CloseWrite() error }); ok {
+		_ = cw.CloseWrite()
+	} else {
+		c.Close()
+	}
+}
+
+// chanListener hands connections that the engine accepted and prepared (TLS terminated,
+// sniffed) to an http.Server.
+type chanListener struct {
+	addr   net.Addr
+	c      chan net.Conn
+	done   chan struct{}
+	closed sync.Once
+}
+
+func newChanListener(addr net.Addr) *chanListener {
+	return &chanListener{addr: addr, c: make(chan net.Conn), done: make(chan struct{})}
+}
+
+func (l *chanListener) push(c net.Conn) {
+	select {
+	case l.c <- c:
+	case <-l.done:
+		c.Close()
+	}
+}
+
+func (l *chanListener) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.c:
+		return c, nil
+	case <-l.done:
+		return nil, net.ErrClosed
+	}
+}
+
+func (l *chanListener) Close() error {
+	l.closed.Do(func() { close(l.done) })
+	return nil
+}
+
+func (l *chanListener) Addr() net.Addr { return l.addr }

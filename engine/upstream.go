@@ -1,0 +1,470 @@
+package engine
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"net/http/httputil"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/net/http2"
+
+	"inspector/engine/session"
+)
+
+// upstream holds the transports towards origins and the reverse proxy that drives them.
+type upstream struct {
+	e      *Engine
+	dialer net.Dialer
+	secure http.RoundTripper // verifies certificates
+	lax    http.RoundTripper // for --upstream-insecure hosts only
+	plain  *http.Transport   // http:// origins
+	closer []func()
+	proxy  *httputil.ReverseProxy
+	ids    uint64
+	idMu   sync.Mutex
+}
+
+// errReserved is returned when a request would reach the proxy's own addresses.
+var errReserved = errors.New("refusing to connect to Inspector's own address (proxy loop or control API)")
+
+func newUpstream(e *Engine) (*upstream, error) {
+	u := &upstream{e: e}
+	u.dialer = net.Dialer{Timeout: e.cfg.DialTimeout, KeepAlive: 30 * time.Second}
+	roots := e.cfg.UpstreamRoots
+	if roots == nil {
+		var err error
+		if roots, err = x509.SystemCertPool(); err != nil {
+			return nil, fmt.Errorf("system roots: %w", err)
+		}
+	}
+	var err error
+	if u.secure, err = u.newTLSTransport(roots, false); err != nil {
+		return nil, err
+	}
+	if u.lax, err = u.newTLSTransport(roots, true); err != nil {
+		return nil, err
+	}
+	u.plain = u.baseTransport()
+	u.closer = append(u.closer, u.plain.CloseIdleConnections)
+	u.proxy = &httputil.ReverseProxy{
+		Rewrite:        u.rewrite,
+		Transport:      u,
+		BufferPool:     bufPool{},
+		ErrorHandler:   u.handleError,
+		ModifyResponse: u.modifyResponse,
+		ErrorLog:       nil,
+	}
+	return u, nil
+}
+
+func (u *upstream) baseTransport() *http.Transport {
+	return &http.Transport{
+		Proxy:                  nil, // never chain to the system proxy: it may be us
+		DialContext:            u.dialContext,
+		TLSHandshakeTimeout:    u.e.cfg.TLSTimeout,
+		ResponseHeaderTimeout:  u.e.cfg.ResponseTimeout,
+		ExpectContinueTimeout:  time.Second,
+		MaxIdleConns:           1024,
+		MaxIdleConnsPerHost:    64,
+		IdleConnTimeout:        90 * time.Second,
+		DisableCompression:     true, // relay bodies as the origin encoded them
+		MaxResponseHeaderBytes: maxHeaderBytes,
+	}
+}
+
+func (u *upstream) newTLSTransport(roots *x509.CertPool, insecure bool) (http.RoundTripper, error) {
+	tlsConf := &tls.Config{
+		RootCAs:            roots,
+		InsecureSkipVerify: insecure, // only for hosts the user listed in --upstream-insecure
+		ClientSessionCache: tls.NewLRUClientSessionCache(1024),
+	}
+	switch u.e.cfg.UpstreamProto {
+	case "h2":
+		tlsConf.NextProtos = []string{"h2"}
+		t := &http2.Transport{
+			TLSClientConfig:   tlsConf,
+			MaxHeaderListSize: maxHeaderBytes,
+			ReadIdleTimeout:   30 * time.Second,
+			DialTLSContext: func(ctx context.Context, network, addr string, cfg *tls.Config) (net.Conn, error) {
+				raw, err := u.dialContext(ctx, network, addr)
+				if err != nil {
+					return nil, err
+				}
+				host, _, _ := net.SplitHostPort(addr)
+				c := cfg.Clone()
+				if c.ServerName == "" {
+					c.ServerName = host
+				}
+				tc := tls.Client(raw, c)
+				hctx, cancel := context.WithTimeout(ctx, u.e.cfg.TLSTimeout)
+				defer cancel()
+				if err := tc.HandshakeContext(hctx); err != nil {
+					raw.Close()
+					return nil, err
+				}
+				if tc.ConnectionState().NegotiatedProtocol != "h2" {
+					tc.Close()
+					return nil, fmt.Errorf("the origin does not speak HTTP/2 (ALPN %q) and --upstream-proto h2 forces it", tc.ConnectionState().NegotiatedProtocol)
+				}
+				return tc, nil
+			},
+		}
+		u.closer = append(u.closer, t.CloseIdleConnections)
+		return t, nil
+	case "h1":
+		tlsConf.NextProtos = []string{"http/1.1"}
+		t := u.baseTransport()
+		t.TLSClientConfig = tlsConf
+		u.closer = append(u.closer, t.CloseIdleConnections)
+		return t, nil
+	default: // auto: let ALPN decide, with x/net/http2 serving h2
+		tlsConf.NextProtos = []string{"h2", "http/1.1"}
+		t := u.baseTransport()
+		t.TLSClientConfig = tlsConf
+		h2, err := http2.ConfigureTransports(t)
+		if err != nil {
+			return nil, err
+		}
+		h2.MaxHeaderListSize = maxHeaderBytes
+		h2.ReadIdleTimeout = 30 * time.Second
+		u.closer = append(u.closer, t.CloseIdleConnections)
+		return t, nil
+	}
+}
+
+func (u *upstream) close() {
+	for _, f := range u.closer {
+		f()
+	}
+}
+
+// trackedConn numbers upstream connections so sessions can say which one they used.
+type trackedConn struct {
+	net.Conn
+	id uint64
+}
+
+func (u *upstream) dialContext(ctx context.Context, network, addr string) (net.Conn, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, err
+	}
+	if u.e.isReserved(host, port) {
+		return nil, errReserved
+	}
+	c, err := u.dialer.DialContext(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	if ra, ok := c.RemoteAddr().(*net.TCPAddr); ok && u.e.isReserved(ra.IP.String(), port) {
+		c.Close()
+		return nil, errReserved
+	}
+	u.idMu.Lock()
+	u.ids++
+	id := u.ids
+	u.idMu.Unlock()
+	return &trackedConn{Conn: c, id: id}, nil
+}
+
+func connIDOf(c net.Conn) uint64 {
+	if tc, ok := c.(*tls.Conn); ok {
+		c = tc.NetConn()
+	}
+	if t, ok := c.(*trackedConn); ok {
+		return t.id
+	}
+	return 0
+}
+
+func (e *Engine) isReserved(host, port string) bool {
+	return e.reserved[net.JoinHostPort(strings.Trim(host, "[]"), port)]
+}
+
+// rewrite points the outgoing request at the exchange's target and keeps the request as
+// the client sent it (forwarding headers and query untouched).
+func (u *upstream) rewrite(pr *httputil.ProxyRequest) {
+	x := exchangeFrom(pr.In.Context())
+	if !pr.In.URL.IsAbs() {
+		pr.Out.URL.Scheme = x.scheme
+		pr.Out.URL.Host = x.upstreamURLHost()
+	}
+	pr.Out.Host = pr.In.Host
+	pr.Out.URL.RawQuery = pr.In.URL.RawQuery
+	for _, k := range []string{"Forwarded", "X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Proto"} {
+		if v, ok := pr.In.Header[k]; ok {
+			pr.Out.Header[k] = v
+		}
+	}
+}
+
+// RoundTrip picks the transport for the request and taps the response.
+func (u *upstream) RoundTrip(req *http.Request) (*http.Response, error) {
+	var rt http.RoundTripper = u.plain
+	if req.URL.Scheme == "https" {
+		rt = u.secure
+		if matchAny(u.e.cfg.UpstreamInsecure, req.URL.Hostname()) {
+			rt = u.lax
+		}
+	}
+	resp, err := rt.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	x := exchangeFrom(req.Context())
+	if x == nil || x.s == nil {
+		return resp, nil
+	}
+	x.gotResponse(resp)
+	if resp.StatusCode == http.StatusSwitchingProtocols {
+		if rwc, ok := resp.Body.(io.ReadWriteCloser); ok {
+			x.ws = newWSTap(rwc, u.e.cfg.CaptureLimit)
+			resp.Body = x.ws
+		}
+		return resp, nil
+	}
+	x.respCap = newCaptureBody(resp.Body, u.e.cfg.CaptureLimit, func() http.Header { return resp.Trailer })
+	resp.Body = x.respCap
+	return resp, nil
+}
+
+func (u *upstream) modifyResponse(resp *http.Response) error {
+	x := exchangeFrom(resp.Request.Context())
+	if x == nil || x.s == nil {
+		return nil
+	}
+	hooks := *u.e.respHooks.Load()
+	if len(hooks) > 0 {
+		f := &Flow{Session: x.s, Request: resp.Request, Response: resp}
+		for _, h := range hooks {
+			if err := h.OnResponse(resp.Request.Context(), f); err != nil {
+				return fmt.Errorf("response hook: %w", err)
+			}
+		}
+	}
+	u.e.publish(Event{Kind: EventUpdate, Summary: inflight(x.s)})
+	return nil
+}
+
+func (u *upstream) handleError(w http.ResponseWriter, r *http.Request, err error) {
+	x := exchangeFrom(r.Context())
+	if x == nil {
+		writeProxyError(w, http.StatusBadGateway, "Inspector could not reach the origin: "+err.Error())
+		return
+	}
+	x.handleError(w, r, err)
+}
+
+// traceState collects httptrace events. Callbacks may run on the transport's dial
+// goroutines, even after the handler returned, hence the lock and the done flag.
+type traceState struct {
+	mu                                           sync.Mutex
+	done                                         bool
+	dnsStart, dnsDone, connStart, connDone       time.Time
+	tlsStart, tlsDone, wrote, firstByte, gotConn time.Time
+	dnsErr, connErr, tlsErr, wroteErr            error
+	reused                                       bool
+	connID                                       uint64
+	remote                                       string
+}
+
+func (t *traceState) with(f func()) {
+	t.mu.Lock()
+	if !t.done {
+		f()
+	}
+	t.mu.Unlock()
+}
+
+func (t *traceState) clientTrace() *httptrace.ClientTrace {
+	return &httptrace.ClientTrace{
+		DNSStart: func(httptrace.DNSStartInfo) { t.with(func() { t.dnsStart = time.Now() }) },
+		DNSDone: func(i httptrace.DNSDoneInfo) {
+			t.with(func() { t.dnsDone, t.dnsErr = time.Now(), i.Err })
+		},
+		ConnectStart: func(string, string) {
+			t.with(func() {
+				if t.connStart.IsZero() {
+					t.connStart = time.Now()
+				}
+			})
+		},
+		ConnectDone: func(_, _ string, err error) {
+			t.with(func() {
+				if err == nil || t.connDone.IsZero() {
+					t.connDone, t.connErr = time.Now(), err
+				}
+			})
+		},
+		TLSHandshakeStart: func() { t.with(func() { t.tlsStart = time.Now() }) },
+		TLSHandshakeDone: func(_ tls.ConnectionState, err error) {
+			t.with(func() { t.tlsDone, t.tlsErr = time.Now(), err })
+		},
+		GotConn: func(i httptrace.GotConnInfo) {
+			t.with(func() {
+				t.gotConn, t.reused = time.Now(), i.Reused
+				t.connID = connIDOf(i.Conn)
+				t.remote = i.Conn.RemoteAddr().String()
+			})
+		},
+		WroteRequest: func(i httptrace.WroteRequestInfo) {
+			t.with(func() { t.wrote, t.wroteErr = time.Now(), i.Err })
+		},
+		GotFirstResponseByte: func() { t.with(func() { t.firstByte = time.Now() }) },
+	}
+}
+
+// finish copies the timings into tm and ignores later callbacks.
+func (t *traceState) finish(tm *session.Timings) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.done = true
+	tm.DNSStart, tm.DNSDone = t.dnsStart, t.dnsDone
+	tm.ConnectStart, tm.ConnectDone = t.connStart, t.connDone
+	if t.tlsErr == nil {
+		tm.UpstreamTLSDone = t.tlsDone
+	}
+	tm.RequestSent = t.wrote
+	if !t.firstByte.IsZero() {
+		tm.FirstByte = t.firstByte
+	}
+}
+
+// phase says how far the round trip got.
+func (t *traceState) phase() session.Phase {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	switch {
+	case !t.wrote.IsZero():
+		return session.PhaseResponse
+	case !t.gotConn.IsZero():
+		return session.PhaseSend
+	case !t.tlsStart.IsZero():
+		return session.PhaseTLS
+	case !t.connStart.IsZero():
+		return session.PhaseDial
+	case !t.dnsStart.IsZero():
+		return session.PhaseDNS
+	}
+	return session.PhaseDial
+}
+
+// classify turns a round-trip error into a session error with a phase and a clear reason.
+func (t *traceState) classify(err error, target string) *session.Error {
+	se := &session.Error{Side: session.SideUpstream, Phase: t.phase(), Message: err.Error()}
+	var dnsErr *net.DNSError
+	var certErr *tls.CertificateVerificationError
+	var unknownAuth x509.UnknownAuthorityError
+	var hostErr x509.HostnameError
+	var invalid x509.CertificateInvalidError
+	switch {
+	case errors.Is(err, errReserved):
+		se.Phase, se.Side = session.PhaseDial, session.SideProxy
+	case errors.As(err, &dnsErr):
+		se.Phase = session.PhaseDNS
+		se.Message = "DNS lookup failed: " + dnsErr.Error()
+	case errors.As(err, &certErr), errors.As(err, &unknownAuth), errors.As(err, &hostErr), errors.As(err, &invalid):
+		se.Phase = session.PhaseTLS
+		se.Message = "the origin's certificate did not verify: " + err.Error()
+	case se.Phase == session.PhaseTLS:
+		se.Message = "TLS handshake with the origin failed: " + err.Error()
+	case se.Phase == session.PhaseDial:
+		var op *net.OpError
+		if errors.As(err, &op) && op.Op == "dial" {
+			se.Message = "could not connect to " + target + ": " + op.Err.Error()
+		}
+	case se.Phase == session.PhaseResponse && isTimeout(err):
+		se.Message = "the origin sent no response head in time: " + err.Error()
+	}
+	return se
+}
+
+// classifyDial is classify for a bare dial (tunnels).
+func classifyDial(err error) *session.Error {
+	var t traceState
+	t.connStart = time.Now()
+	var dnsErr *net.DNSError
+	se := t.classify(err, "")
+	if errors.As(err, &dnsErr) {
+		se.Phase = session.PhaseDNS
+	}
+	return se
+}
+
+// captureBody tees a body into a capped buffer while it streams through. Safe for a
+// reader goroutine and a result call racing at the end of an exchange.
+type captureBody struct {
+	rc      io.ReadCloser
+	limit   int64
+	trailer func() http.Header
+
+	mu      sync.Mutex
+	buf     []byte
+	n       int64
+	err     error
+	eof     bool
+	doneAt  time.Time
+	trailed http.Header
+}
+
+func newCaptureBody(rc io.ReadCloser, limit int64, trailer func() http.Header) *captureBody {
+	return &captureBody{rc: rc, limit: limit, trailer: trailer}
+}
+
+func (c *captureBody) Read(p []byte) (int, error) {
+	n, err := c.rc.Read(p)
+	c.mu.Lock()
+	if n > 0 {
+		c.n += int64(n)
+		if room := c.limit - int64(len(c.buf)); room > 0 {
+			c.buf = append(c.buf, p[:min(int64(n), room)]...)
+		}
+	}
+	if err != nil && c.err == nil && !c.eof {
+		if err == io.EOF {
+			c.eof, c.doneAt = true, time.Now()
+			if c.trailer != nil {
+				if t := c.trailer(); len(t) > 0 {
+					c.trailed = t.Clone()
+				}
+			}
+		} else {
+			c.err = err
+		}
+	}
+	c.mu.Unlock()
+	return n, err
+}
+
+func (c *captureBody) Close() error { return c.rc.Close() }
+
+// result returns the captured body, trailers, when EOF was reached and the first error.
+func (c *captureBody) result() (session.Body, http.Header, time.Time, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	b := session.Body{Data: c.buf, Size: c.n, Truncated: c.n > int64(len(c.buf))}
+	return b, c.trailed, c.doneAt, c.err
+}
+
+// bufPool pools the 32 KiB copy buffers of the reverse proxy and tunnels.
+type bufPool struct{}
+
+var copyBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+
+func (bufPool) Get() []byte  { return *(copyBufs.Get().(*[]byte)) }
+func (bufPool) Put(b []byte) { copyBufs.Put(&b) }
+
+func copyBuffered(dst io.Writer, src io.Reader) (int64, error) {
+	bp := copyBufs.Get().(*[]byte)
+	defer copyBufs.Put(bp)
+	return io.CopyBuffer(dst, src, *bp)
+}

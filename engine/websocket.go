@@ -1,0 +1,188 @@
+package engine
+
+import (
+	"encoding/binary"
+	"io"
+	"sync"
+	"time"
+
+	"inspector/engine/session"
+)
+
+// maxWSMessages bounds the messages kept per WebSocket session; later ones are counted only.
+const maxWSMessages = 10000
+
+// wsTap sits on the upstream side of an upgraded connection: Read carries origin→client
+// bytes, Write client→origin bytes. It relays them unchanged and parses WebSocket frames
+// from both streams to record messages.
+type wsTap struct {
+	rwc   io.ReadWriteCloser
+	limit int64
+
+	mu       sync.Mutex
+	fromSrv  wsParser
+	fromCli  wsParser
+	messages []session.Message
+	bytes    int64
+}
+
+func newWSTap(rwc io.ReadWriteCloser, limit int64) *wsTap {
+	t := &wsTap{rwc: rwc, limit: limit}
+	if limit < 0 {
+		t.limit = 0
+	}
+	t.fromSrv.emit = t.add(false)
+	t.fromCli.emit = t.add(true)
+	return t
+}
+
+func (t *wsTap) add(fromClient bool) func(op int, data []byte, size int64) {
+	return func(op int, data []byte, size int64) {
+		if len(t.messages) >= maxWSMessages {
+			return
+		}
+		t.messages = append(t.messages, session.Message{
+			Time: time.Now(), FromClient: fromClient, Opcode: op, Data: data, Size: size,
+		})
+	}
+}
+
+func (t *wsTap) Read(p []byte) (int, error) {
+	n, err := t.rwc.Read(p)
+	if n > 0 {
+		t.mu.Lock()
+		t.bytes += int64(n)
+		t.fromSrv.feed(p[:n], t.limit)
+		t.mu.Unlock()
+	}
+	return n, err
+}
+
+func (t *wsTap) Write(p []byte) (int, error) {
+	n, err := t.rwc.Write(p)
+	if n > 0 {
+		t.mu.Lock()
+		t.fromCli.feed(p[:n], t.limit)
+		t.mu.Unlock()
+	}
+	return n, err
+}
+
+func (t *wsTap) Close() error { return t.rwc.Close() }
+
+// result returns the recorded messages and the origin→client byte count.
+func (t *wsTap) result() ([]session.Message, int64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return append([]session.Message(nil), t.messages...), t.bytes
+}
+
+// wsParser is an incremental RFC 6455 frame parser. It never fails the relay: on a frame
+// it cannot make sense of it stops parsing that direction.
+type wsParser struct {
+	emit   func(op int, data []byte, size int64)
+	hdr    []byte // partial frame header
+	need   int64  // payload bytes left in the current frame
+	mask   [4]byte
+	masked bool
+	pos    int64 // payload offset in the current frame, for unmasking
+	fin    bool
+	op     int   // opcode of the current message (continuations keep the first)
+	msg    []byte
+	size   int64
+	broken bool
+}
+
+func (p *wsParser) feed(b []byte, limit int64) {
+	for len(b) > 0 && !p.broken {
+		if p.need == 0 && !p.inFrame() {
+			// Accumulate a header.
+			p.hdr = append(p.hdr, b[0])
+			b = b[1:]
+			if p.parseHeader() {
+				if p.need == 0 {
+					p.endFrame()
+				}
+			}
+			continue
+		}
+		n := min(int64(len(b)), p.need)
+		chunk := b[:n]
+		if room := limit - int64(len(p.msg)); room > 0 {
+			start := len(p.msg)
+			p.msg = append(p.msg, chunk[:min(n, room)]...)
+			if p.masked {
+				for i := start; i < len(p.msg); i++ {
+					p.msg[i] ^= p.mask[(p.pos+int64(i-start))%4]
+				}
+			}
+		}
+		p.pos += n
+		p.size += n
+		p.need -= n
+		b = b[n:]
+		if p.need == 0 {
+			p.endFrame()
+		}
+	}
+}
+
+// inFrame is true between a parsed header and the end of its payload.
+func (p *wsParser) inFrame() bool { return p.hdr == nil && p.need > 0 }
+
+// parseHeader returns true once p.hdr holds a whole header, and sets up the frame.
+func (p *wsParser) parseHeader() bool {
+	h := p.hdr
+	if len(h) < 2 {
+		return false
+	}
+	size := 2
+	l7 := int64(h[1] & 0x7f)
+	switch l7 {
+	case 126:
+		size += 2
+	case 127:
+		size += 8
+	}
+	masked := h[1]&0x80 != 0
+	if masked {
+		size += 4
+	}
+	if len(h) < size {
+		return false
+	}
+	length := l7
+	off := 2
+	switch l7 {
+	case 126:
+		length = int64(binary.BigEndian.Uint16(h[2:4]))
+		off = 4
+	case 127:
+		length = int64(binary.BigEndian.Uint64(h[2:10]))
+		off = 10
+		if length < 0 {
+			p.broken = true
+			return false
+		}
+	}
+	p.masked = masked
+	if masked {
+		copy(p.mask[:], h[off:off+4])
+	}
+	p.fin = h[0]&0x80 != 0
+	if op := int(h[0] & 0x0f); op != 0 {
+		p.op = op
+	}
+	p.need, p.pos = length, 0
+	p.hdr = nil
+	return true
+}
+
+func (p *wsParser) endFrame() {
+	p.hdr = p.hdr[:0]
+	p.hdr = nil
+	if p.fin {
+		p.emit(p.op, p.msg, p.size)
+		p.msg, p.size, p.op = nil, 0, 0
+	}
+}
