@@ -1,0 +1,135 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/app"
+
+	"inspector/assets"
+	"inspector/engine"
+	"inspector/platform"
+	"inspector/ui"
+)
+
+// appID is the desktop application id; it matches FyneApp.toml.
+const appID = "io.github.inspector.app"
+
+// runWindow runs the desktop window on inst until the window closes (or SIGINT/SIGTERM).
+// It is the only place that creates the Fyne app. The caller shuts inst down afterwards.
+func runWindow(inst *instance) error {
+	a := app.NewWithID(appID)
+	a.SetIcon(assets.Icon)
+	w := a.NewWindow("Inspector")
+	w.SetMaster()
+
+	sub := inst.engine.Subscribe(4096)
+	defer sub.Close()
+
+	u := ui.New(a, w, windowDeps(inst, sub.C))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	u.Start(ctx)
+
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sig)
+	go func() {
+		select {
+		case <-sig:
+			fyne.Do(a.Quit)
+		case <-ctx.Done():
+		}
+	}()
+
+	w.Resize(fyne.NewSize(1280, 820))
+	w.ShowAndRun()
+	return nil
+}
+
+// windowDeps adapts the instance's parts to the UI's interfaces.
+func windowDeps(inst *instance, events <-chan engine.Event) ui.Deps {
+	d := ui.Deps{Events: events, HAR: harCodec()}
+	if inst.store != nil {
+		d.Store = inst.store
+	}
+	if inst.engine != nil {
+		d.Engine = inst.engine
+	}
+	if o := newOSAdapter(inst); o != nil {
+		d.OS = o
+	}
+	return d
+}
+
+// osAdapter implements ui.OS with the platform package.
+type osAdapter struct {
+	inst  *instance
+	trust platform.TrustStore
+	proxy *platform.Proxy
+}
+
+func newOSAdapter(inst *instance) *osAdapter {
+	if inst.ca == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	ts, px, err := platform.New(ctx, platform.Options{DataDir: inst.dataDir})
+	if err != nil {
+		return nil
+	}
+	return &osAdapter{inst: inst, trust: ts, proxy: px}
+}
+
+func osCtx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), 2*time.Minute)
+}
+
+func (o *osAdapter) CAStatus() (bool, string, error) {
+	ctx, cancel := osCtx()
+	defer cancel()
+	st, err := o.trust.Status(ctx, o.inst.ca.Cert())
+	if err != nil {
+		return false, "", err
+	}
+	return st.Trusted(), st.String(), nil
+}
+
+func (o *osAdapter) InstallCA() error {
+	ctx, cancel := osCtx()
+	defer cancel()
+	return o.trust.Install(ctx, o.inst.ca.Cert())
+}
+
+func (o *osAdapter) RemoveCA() error {
+	ctx, cancel := osCtx()
+	defer cancel()
+	return o.trust.Remove(ctx, o.inst.ca.Cert())
+}
+
+func (o *osAdapter) ProxyStatus() (bool, string, error) {
+	ctx, cancel := osCtx()
+	defer cancel()
+	st, err := o.proxy.Status(ctx)
+	if err != nil {
+		return false, "", err
+	}
+	return st.Set, st.String(), nil
+}
+
+func (o *osAdapter) EnableProxy(addr string) error {
+	ctx, cancel := osCtx()
+	defer cancel()
+	return o.proxy.Enable(ctx, addr)
+}
+
+func (o *osAdapter) DisableProxy() error {
+	ctx, cancel := osCtx()
+	defer cancel()
+	return o.proxy.Disable(ctx)
+}

@@ -1,0 +1,186 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/dialog"
+	"fyne.io/fyne/v2/widget"
+
+	"inspector/ui/viewmodel"
+)
+
+// statusBar shows the listening address, capture state, counts and rates, store size,
+// dropped sessions, and the CA and system-proxy controls.
+type statusBar struct {
+	u        *UI
+	label    *widget.Label
+	caLabel  *widget.Label
+	caBtn    *widget.Button
+	proxyBtn *widget.Button
+	box      fyne.CanvasObject
+
+	lastCount uint64
+	lastAt    time.Time
+	rate      float64
+}
+
+func newStatusBar(u *UI) *statusBar {
+	s := &statusBar{u: u, label: widget.NewLabel(""), caLabel: widget.NewLabel("")}
+	s.label.Truncation = fyne.TextTruncateEllipsis
+	s.caBtn = widget.NewButton("CA…", s.caDialog)
+	s.proxyBtn = widget.NewButton("System proxy…", s.proxyDialog)
+	s.box = container.NewBorder(nil, nil, nil, container.NewHBox(s.caLabel, s.caBtn, s.proxyBtn), s.label)
+	s.refreshOS()
+	s.update()
+	return s
+}
+
+func (s *statusBar) object() fyne.CanvasObject { return s.box }
+
+// Text is the status line (for tests).
+func (s *statusBar) Text() string { return s.label.Text }
+
+func (s *statusBar) update() {
+	var parts []string
+	if e := s.u.deps.Engine; e != nil {
+		parts = append(parts, "Listening on "+e.Addr())
+		if e.Capturing() {
+			parts = append(parts, "capture on")
+		} else {
+			parts = append(parts, "capture OFF")
+		}
+		st := e.Stats()
+		now := time.Now()
+		if !s.lastAt.IsZero() {
+			if dt := now.Sub(s.lastAt).Seconds(); dt > 0.5 {
+				s.rate = float64(st.Sessions-s.lastCount) / dt
+				s.lastAt, s.lastCount = now, st.Sessions
+			}
+		} else {
+			s.lastAt, s.lastCount = now, st.Sessions
+		}
+		if st.InFlight > 0 {
+			parts = append(parts, fmt.Sprintf("%d in flight", st.InFlight))
+		}
+		if st.DroppedEvents > 0 {
+			parts = append(parts, fmt.Sprintf("%d UI events dropped (resynced)", st.DroppedEvents))
+		}
+	} else {
+		parts = append(parts, "No proxy running (viewer)")
+	}
+	m := s.u.model
+	count := fmt.Sprintf("%d sessions", m.Total())
+	if m.Len() != m.Total() {
+		count = fmt.Sprintf("%d of %d sessions shown", m.Len(), m.Total())
+	}
+	if s.rate > 0 {
+		count += fmt.Sprintf(" (%.1f/s)", s.rate)
+	}
+	parts = append(parts, count)
+	if st := s.u.deps.Store; st != nil {
+		ss := st.Stats()
+		parts = append(parts, "store "+viewmodel.FormatBytes(ss.FileSize))
+		if ss.Dropped > 0 {
+			parts = append(parts, fmt.Sprintf("%d sessions dropped by the store", ss.Dropped))
+		}
+		if ss.Missing > 0 {
+			parts = append(parts, fmt.Sprintf("%d sessions may be missing", ss.Missing))
+		}
+	} else {
+		parts = append(parts, "not stored")
+	}
+	if ev := m.Evicted(); ev > 0 {
+		parts = append(parts, fmt.Sprintf("%d older sessions not loaded", ev))
+	}
+	if s.u.loadErr != nil {
+		parts = append(parts, "store error: "+s.u.loadErr.Error())
+	}
+	s.label.SetText(strings.Join(parts, " · "))
+}
+
+// refreshOS updates the CA label from the OS integration.
+func (s *statusBar) refreshOS() {
+	o := s.u.deps.OS
+	if o == nil {
+		s.caLabel.SetText("CA: OS integration not available")
+		return
+	}
+	trusted, detail, err := o.CAStatus()
+	switch {
+	case err != nil:
+		s.caLabel.SetText("CA: unknown (" + err.Error() + ")")
+	case trusted:
+		s.caLabel.SetText("CA: trusted " + detail)
+	default:
+		s.caLabel.SetText("CA: NOT trusted")
+	}
+}
+
+func (s *statusBar) notAvailable(what string) {
+	dialog.ShowInformation(what, what+" is not available in this build yet: the operating-system integration is missing.\n"+
+		"Use 'inspector ca export' and install the certificate by hand meanwhile.", s.u.win)
+}
+
+func (s *statusBar) caDialog() {
+	o := s.u.deps.OS
+	if o == nil {
+		s.notAvailable("CA installation")
+		return
+	}
+	trusted, detail, err := o.CAStatus()
+	msg := "The Inspector root CA is not trusted by this system."
+	if err != nil {
+		msg = "Could not read the CA state: " + err.Error()
+	} else if trusted {
+		msg = "The Inspector root CA is trusted: " + detail
+	}
+	install := widget.NewButton("Install (trust)", func() { s.osAction("Install CA", o.InstallCA) })
+	remove := widget.NewButton("Remove (untrust)", func() { s.osAction("Remove CA", o.RemoveCA) })
+	dialog.ShowCustom("Root CA", "Close", container.NewVBox(widget.NewLabel(msg), container.NewHBox(install, remove)), s.u.win)
+}
+
+func (s *statusBar) proxyDialog() {
+	o := s.u.deps.OS
+	if o == nil {
+		s.notAvailable("System proxy control")
+		return
+	}
+	on, detail, err := o.ProxyStatus()
+	msg := "The system proxy does not point at Inspector."
+	if err != nil {
+		msg = "Could not read the system proxy: " + err.Error()
+	} else if on {
+		msg = "The system proxy points at Inspector: " + detail
+	}
+	addr := ""
+	if s.u.deps.Engine != nil {
+		addr = s.u.deps.Engine.Addr()
+	}
+	enable := widget.NewButton("Use Inspector as system proxy", func() {
+		s.osAction("Enable system proxy", func() error { return o.EnableProxy(addr) })
+	})
+	if addr == "" {
+		enable.Disable()
+	}
+	disable := widget.NewButton("Restore previous proxy", func() { s.osAction("Disable system proxy", o.DisableProxy) })
+	dialog.ShowCustom("System proxy", "Close", container.NewVBox(widget.NewLabel(msg), container.NewHBox(enable, disable)), s.u.win)
+}
+
+// osAction runs a possibly slow OS call off the UI goroutine and reports the outcome.
+func (s *statusBar) osAction(title string, f func() error) {
+	go func() {
+		err := f()
+		fyne.Do(func() {
+			if err != nil {
+				dialog.ShowError(fmt.Errorf("%s failed: %w", title, err), s.u.win)
+			} else {
+				dialog.ShowInformation(title, title+": done.", s.u.win)
+			}
+			s.refreshOS()
+		})
+	}()
+}

@@ -1,0 +1,359 @@
+// Package ui is Inspector's desktop window in Fyne: the live session list, filter bar,
+// detail pane, status bar and actions. It sits on the plain-Go view-model in
+// ui/viewmodel and the renderers in ui/render.
+//
+// # Threading
+//
+// Every method of UI must be called on the Fyne UI goroutine (widget callbacks, or inside
+// fyne.Do), except Start, which launches the background goroutines: one event pump that
+// reaches widgets only through fyne.Do at most ten times a second, and a one-second
+// status ticker. Data sources (Store, Engine, OS) are called from the UI goroutine for
+// quick calls and from background goroutines for slow ones (export, import), so their
+// implementations must be safe for concurrent use.
+package ui
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/widget"
+
+	"inspector/engine"
+	"inspector/engine/session"
+	"inspector/store"
+	"inspector/ui/viewmodel"
+)
+
+// Store is what the window needs from the session store; *store.Store implements it.
+type Store interface {
+	List(q store.Query) ([]session.Summary, error)
+	Get(id session.ID) (*session.Session, error)
+	Delete(ids ...session.ID) error
+	Clear() error
+	Stats() store.Stats
+	NextID() session.ID
+	Put(s *session.Session) bool
+	Flush() error
+}
+
+// Engine is what the window needs from the running proxy; *engine.Engine implements it.
+type Engine interface {
+	Addr() string
+	Stats() engine.Stats
+	SetCapture(on bool)
+	Capturing() bool
+	InFlight() []session.Summary
+}
+
+// OS is the operating-system integration behind the CA and system-proxy controls. The
+// composition root adapts the platform package to it; a nil OS makes the controls say the
+// feature is not available in this build.
+type OS interface {
+	// CAStatus reports whether the root CA is trusted, with a short human description
+	// of where ("system store, Firefox").
+	CAStatus() (trusted bool, detail string, err error)
+	InstallCA() error
+	RemoveCA() error
+	// ProxyStatus reports whether the OS system proxy points at this instance.
+	ProxyStatus() (on bool, detail string, err error)
+	EnableProxy(addr string) error
+	DisableProxy() error
+}
+
+// HARWriter streams sessions into one HAR document; Close finishes it. It is used from
+// one goroutine at a time.
+type HARWriter interface {
+	Add(s *session.Session) error
+	Close() error
+}
+
+// HAR is the HAR codec (package store/har, adapted by the composition root).
+type HAR struct {
+	NewWriter func(w io.Writer) (HARWriter, error)
+	Read      func(r io.Reader) ([]*session.Session, error)
+}
+
+// Deps are the window's data sources. Every field may be nil: without a Store only live
+// sessions are shown; without an Engine the window is a viewer of stored sessions.
+type Deps struct {
+	Store  Store
+	Engine Engine
+	// Events is the engine subscription channel (engine.Subscription.C). The UI drains it
+	// in one goroutine; the caller closes the subscription after the window is gone.
+	Events <-chan engine.Event
+	OS     OS
+	HAR    *HAR
+	// MaxRows bounds the summaries held in memory (viewmodel.DefaultMax when 0).
+	MaxRows int
+}
+
+// recentCap is how many completed sessions are kept in memory for the detail pane while
+// the store's writer may not have committed them yet.
+const recentCap = 512
+
+// UI is the main window's controller. It owns its widgets; tests drive them directly.
+type UI struct {
+	app  fyne.App
+	win  fyne.Window
+	deps Deps
+
+	model  *viewmodel.Model
+	recent map[session.ID]*session.Session
+	rorder []session.ID // recent ids, oldest first
+
+	list    *sessionList
+	filter  *filterBar
+	detail  *detailPane
+	status  *statusBar
+	hosts   *hostList
+	follow  *widget.Check
+	capture *widget.Button
+	content fyne.CanvasObject
+
+	pump *viewmodel.Pump
+	// loadErr is the last error loading from the store, shown in the status bar.
+	loadErr error
+}
+
+// New builds the window's content on w (it calls w.SetContent) and loads stored
+// sessions. Call Start to go live.
+func New(a fyne.App, w fyne.Window, d Deps) *UI {
+	u := &UI{
+		app: a, win: w, deps: d,
+		model:  viewmodel.New(d.MaxRows),
+		recent: make(map[session.ID]*session.Session),
+	}
+	u.list = newSessionList(u)
+	u.filter = newFilterBar(u)
+	u.detail = newDetailPane(u)
+	u.status = newStatusBar(u)
+	u.hosts = newHostList(u)
+	u.follow = widget.NewCheck("Follow newest", func(on bool) {
+		if on {
+			u.scrollToNewest()
+		}
+	})
+	u.follow.SetChecked(true)
+	u.capture = widget.NewButton("Pause capture", u.ToggleCapture)
+	u.updateCaptureButton()
+
+	toolbar := container.NewHBox(
+		u.capture,
+		widget.NewButton("Clear", u.confirmClear),
+		widget.NewButton("Delete", u.DeleteSelected),
+		widget.NewButton("Export HAR…", u.exportDialog),
+		widget.NewButton("Import HAR…", u.importDialog),
+		widget.NewButton("Copy URL", u.CopyURL),
+		widget.NewButton("Copy as curl", u.CopyCurl),
+		u.list.columnsButton(),
+		u.follow,
+		widget.NewButton("Shortcuts", u.ShowShortcuts),
+	)
+	listPane := container.NewHSplit(u.hosts.object(), u.list.table)
+	listPane.SetOffset(0.16)
+	split := container.NewVSplit(listPane, u.detail.object())
+	split.SetOffset(0.5)
+	u.content = container.NewBorder(
+		container.NewVBox(toolbar, u.filter.object()),
+		u.status.object(),
+		nil, nil,
+		split,
+	)
+	w.SetContent(u.content)
+	u.addShortcuts()
+	u.Reload()
+	return u
+}
+
+// Model exposes the view-model (for tests and the composition root's diagnostics).
+func (u *UI) Model() *viewmodel.Model { return u.model }
+
+// Start runs the event pump and the status ticker until ctx is done.
+func (u *UI) Start(ctx context.Context) {
+	if u.deps.Events != nil {
+		u.pump = &viewmodel.Pump{
+			Events: u.deps.Events,
+			Flush: func(b viewmodel.Batch) {
+				fyne.Do(func() { u.ApplyBatch(b) })
+			},
+		}
+		go u.pump.Run(ctx)
+	}
+	go func() {
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				fyne.Do(u.status.update)
+			}
+		}
+	}()
+}
+
+// ApplyBatch applies one coalesced batch of engine events. UI goroutine only.
+func (u *UI) ApplyBatch(b viewmodel.Batch) {
+	for _, s := range b.Completed {
+		u.remember(s)
+	}
+	if b.Resync {
+		u.Reload()
+	}
+	u.changed(u.model.Upsert(b.Rows))
+}
+
+// Reload rebuilds the list from the store (newest MaxRows, or the store's matches of a
+// filter that needs full sessions) plus the engine's in-flight sessions.
+func (u *UI) Reload() {
+	var rows []session.Summary
+	u.loadErr = nil
+	if st := u.deps.Store; st != nil {
+		q := store.Query{Newest: true, Limit: u.maxRows()}
+		if e := u.filter.expr; e != nil && e.NeedsSession() {
+			q.Filter = e
+		}
+		got, err := st.List(q)
+		if err != nil {
+			u.loadErr = err
+		}
+		rows = got
+		if q.Filter != nil {
+			u.filter.storeMatches = make(map[session.ID]bool, len(got))
+			for _, r := range got {
+				u.filter.storeMatches[r.ID] = true
+			}
+		}
+	}
+	var inflight []session.Summary
+	if e := u.deps.Engine; e != nil {
+		inflight = e.InFlight()
+	}
+	if u.deps.Store == nil {
+		// Without a store the rows held in memory are all there is: keep them.
+		u.changed(u.model.Upsert(inflight))
+		return
+	}
+	u.changed(u.model.Replace(append(rows, inflight...)))
+}
+
+func (u *UI) maxRows() int {
+	if u.deps.MaxRows > 0 {
+		return u.deps.MaxRows
+	}
+	return viewmodel.DefaultMax
+}
+
+// changed refreshes the widgets after a model change.
+func (u *UI) changed(ch viewmodel.Change) {
+	if !ch.Any() {
+		return
+	}
+	u.list.refresh()
+	if ch.Reset || ch.Added > 0 {
+		u.hosts.refresh()
+	}
+	if u.follow.Checked && ch.Added > 0 {
+		u.scrollToNewest()
+	}
+	u.status.update()
+}
+
+func (u *UI) scrollToNewest() {
+	if u.model.Len() == 0 {
+		return
+	}
+	if col, desc := u.model.Sort(); col == viewmodel.ColID && desc {
+		u.list.table.ScrollToTop()
+	} else {
+		u.list.table.ScrollToBottom()
+	}
+}
+
+// remember caches a completed session for the detail pane.
+func (u *UI) remember(s *session.Session) {
+	if _, ok := u.recent[s.ID]; !ok {
+		u.rorder = append(u.rorder, s.ID)
+	}
+	u.recent[s.ID] = s
+	for len(u.rorder) > recentCap {
+		delete(u.recent, u.rorder[0])
+		u.rorder = u.rorder[1:]
+	}
+}
+
+// session loads a full session: from the recent cache, else the store.
+func (u *UI) session(id session.ID) (*session.Session, error) {
+	if s, ok := u.recent[id]; ok {
+		return s, nil
+	}
+	if u.deps.Store == nil {
+		return nil, store.ErrNotFound
+	}
+	return u.deps.Store.Get(id)
+}
+
+// SelectID selects a session by id, scrolls to it and shows it in the detail pane.
+func (u *UI) SelectID(id session.ID) {
+	u.model.Select(id)
+	if i := u.model.IndexOf(id); i >= 0 {
+		u.list.selectRow(i)
+	}
+	u.detail.show(id)
+}
+
+// Step moves the selection to the next (+1) or previous (-1) visible session.
+func (u *UI) Step(delta int) {
+	if i := u.model.Step(delta); i >= 0 {
+		u.follow.SetChecked(false)
+		u.SelectID(u.model.At(i).ID)
+	}
+}
+
+// ToggleCapture turns capture on or off.
+func (u *UI) ToggleCapture() {
+	if u.deps.Engine == nil {
+		return
+	}
+	u.deps.Engine.SetCapture(!u.deps.Engine.Capturing())
+	u.updateCaptureButton()
+	u.status.update()
+}
+
+func (u *UI) updateCaptureButton() {
+	switch {
+	case u.deps.Engine == nil:
+		u.capture.SetText("Capture (no proxy)")
+		u.capture.Disable()
+	case u.deps.Engine.Capturing():
+		u.capture.SetText("Pause capture")
+	default:
+		u.capture.SetText("Resume capture")
+	}
+}
+
+// selectedSession returns the selected full session, or nil.
+func (u *UI) selectedSession() *session.Session {
+	id, ok := u.model.Selected()
+	if !ok {
+		return nil
+	}
+	s, err := u.session(id)
+	if err != nil {
+		return nil
+	}
+	return s
+}
+
+// headerValue is a small helper for optional headers.
+func headerValue(h http.Header, k string) string {
+	if h == nil {
+		return ""
+	}
+	return h.Get(k)
+}
