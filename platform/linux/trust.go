@@ -351,4 +351,3 @@ func NewTrustStore(r osapi.Runner, home string) osapi.TrustStore {
 	m = append(m, &NSSStore{Runner: r, Home: home})
 	return m
 }
-
