@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httptrace"
@@ -61,7 +62,7 @@ func newUpstream(e *Engine) (*upstream, error) {
 		BufferPool:     bufPool{},
 		ErrorHandler:   u.handleError,
 		ModifyResponse: u.modifyResponse,
-		ErrorLog:       nil,
+		ErrorLog:       log.New(logWriter{e.cfg.Logf}, "", 0),
 	}
 	return u, nil
 }
@@ -107,9 +108,17 @@ func (u *upstream) newTLSTransport(roots *x509.CertPool, insecure bool) (http.Ro
 				tc := tls.Client(raw, c)
 				hctx, cancel := context.WithTimeout(ctx, u.e.cfg.TLSTimeout)
 				defer cancel()
-				if err := tc.HandshakeContext(hctx); err != nil {
+				trace := httptrace.ContextClientTrace(ctx)
+				if trace != nil && trace.TLSHandshakeStart != nil {
+					trace.TLSHandshakeStart()
+				}
+				err = tc.HandshakeContext(hctx)
+				if trace != nil && trace.TLSHandshakeDone != nil {
+					trace.TLSHandshakeDone(tc.ConnectionState(), err)
+				}
+				if err != nil {
 					raw.Close()
-					return nil, err
+					return nil, fmt.Errorf("offering only HTTP/2 (--upstream-proto h2): %w", err)
 				}
 				if tc.ConnectionState().NegotiatedProtocol != "h2" {
 					tc.Close()
@@ -199,6 +208,9 @@ func (u *upstream) rewrite(pr *httputil.ProxyRequest) {
 		pr.Out.URL.Host = x.upstreamURLHost()
 	}
 	pr.Out.Host = pr.In.Host
+	// Clone gave Out a copy of the trailer map taken before the body arrived; share the
+	// map the server fills at the end of the body so request trailers reach the origin.
+	pr.Out.Trailer = pr.In.Trailer
 	pr.Out.URL.RawQuery = pr.In.URL.RawQuery
 	for _, k := range []string{"Forwarded", "X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Proto"} {
 		if v, ok := pr.In.Header[k]; ok {
@@ -238,6 +250,12 @@ func (u *upstream) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 func (u *upstream) modifyResponse(resp *http.Response) error {
+	if len(resp.Trailer) > 0 {
+		// An h2 origin may send a Content-Length together with trailers; an HTTP/1.1
+		// client can only get trailers with chunked encoding, so drop the length.
+		resp.Header.Del("Content-Length")
+		resp.ContentLength = -1
+	}
 	x := exchangeFrom(resp.Request.Context())
 	if x == nil || x.s == nil {
 		return nil
