@@ -3,7 +3,11 @@ package ui
 import (
 	"bytes"
 	"fmt"
+	"image"
 	"image/color"
+	_ "image/gif"  // image previews
+	_ "image/jpeg" // image previews
+	_ "image/png"  // image previews
 	"net/http"
 	"strings"
 	"time"
@@ -111,6 +115,14 @@ func (b *bodyView) render() {
 	notes = append([]string{kind.String()}, notes...)
 	b.info.SetText(strings.Join(notes, " · "))
 
+	if kind == render.KindImage {
+		if cfg, format, err := image.DecodeConfig(bytes.NewReader(data)); err != nil {
+			b.info.SetText(b.info.Text + " · image not decodable: " + err.Error())
+			kind = render.KindBinary
+		} else {
+			b.info.SetText(fmt.Sprintf("%s · %s %d×%d", b.info.Text, format, cfg.Width, cfg.Height))
+		}
+	}
 	if kind == render.KindImage && b.mode.Selected == "Pretty" && !b.raw.Checked {
 		b.image.Resource = fyne.NewStaticResource("body", bytes.Clone(data))
 		b.image.Refresh()

@@ -2,5 +2,5 @@ package main
 
 import "inspector/ui"
 
-// harCodec adapts package store/har to the UI; nil until that package has its API.
-func harCodec() *ui.HAR { return nil }
+// harCodec is the HAR codec the window's export and import use.
+func harCodec() *ui.HAR { return ui.StoreHAR(version) }
