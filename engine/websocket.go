@@ -87,7 +87,7 @@ type wsParser struct {
 	masked bool
 	pos    int64 // payload offset in the current frame, for unmasking
 	fin    bool
-	op     int   // opcode of the current message (continuations keep the first)
+	op     int // opcode of the current message (continuations keep the first)
 	msg    []byte
 	size   int64
 	broken bool
