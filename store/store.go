@@ -56,15 +56,17 @@ type Query struct {
 
 // Stats are the store's counters.
 type Stats struct {
-	Sessions uint64
-	Bytes    int64  // stored bytes of sessions
-	FileSize int64  // size of sessions.db
-	Dropped  uint64 // sessions dropped: the write queue overflowed, or a commit failed
-	Missing  uint64 // ids skipped by an earlier crash ("N sessions may be missing"; doc.go)
+	Sessions uint64 `json:"sessions"`
+	Bytes    int64  `json:"bytes"`     // stored bytes of sessions
+	FileSize int64  `json:"file_size"` // size of sessions.db
+	// Dropped counts sessions dropped: the write queue overflowed, or a commit failed.
+	Dropped uint64 `json:"dropped"`
+	// Missing counts ids skipped by an earlier crash ("N sessions may be missing"; doc.go).
+	Missing uint64 `json:"missing"`
 	// LastError is the last commit error ("" when none); its sessions count in Dropped.
-	LastError string `json:",omitempty"`
+	LastError string `json:"last_error,omitempty"`
 	// MovedAside is where Open moved a corrupt file (Options.MoveAsideCorrupt), or "".
-	MovedAside string `json:",omitempty"`
+	MovedAside string `json:"moved_aside,omitempty"`
 }
 
 const (
