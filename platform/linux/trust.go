@@ -86,7 +86,7 @@ func (s *SystemStore) rootCmd(cert *x509.Certificate, install bool) string {
 	if install {
 		return "inspector ca export | sudo tee " + s.FileName(cert) + " >/dev/null && sudo update-ca-certificates"
 	}
-	return "sudo rm -f " + s.FileName(cert) + " && sudo update-ca-certificates"
+	return "sudo rm -f " + s.FileName(cert) + " && sudo update-ca-certificates --fresh"
 }
 
 func pemOf(cert *x509.Certificate) []byte {
@@ -144,7 +144,8 @@ func (s *SystemStore) Remove(ctx context.Context, cert *x509.Certificate) error 
 	if err := os.Remove(s.FileName(cert)); err != nil && !os.IsNotExist(err) {
 		return fmt.Errorf("system store: %w", err)
 	}
-	_, err := s.Runner.Run(ctx, "update-ca-certificates")
+	// --fresh: a plain run leaves the removed certificate's links in /etc/ssl/certs dangling.
+	_, err := s.Runner.Run(ctx, "update-ca-certificates", "--fresh")
 	return err
 }
 
