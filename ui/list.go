@@ -42,7 +42,7 @@ func newSessionList(u *UI) *sessionList {
 		func() fyne.CanvasObject {
 			l.created++
 			lb := widget.NewLabel("")
-			lb.Truncation = fyne.TextTruncateEllipsis
+			lb.Truncation = fyne.TextTruncateClip
 			return lb
 		},
 		l.updateCell,
@@ -102,9 +102,13 @@ func (l *sessionList) updateCell(id widget.TableCellID, o fyne.CanvasObject) {
 	case r.InFlight:
 		imp = widget.LowImportance
 	}
+	text := viewmodel.CellText(r, c)
+	if lb.Text == text && lb.Importance == imp && lb.TextStyle == style {
+		return // unchanged: skip re-shaping the text
+	}
 	lb.Importance = imp
 	lb.TextStyle = style
-	lb.Text = viewmodel.CellText(r, c)
+	lb.Text = text
 	lb.Refresh()
 }
 

@@ -254,12 +254,13 @@ func (u *UI) changed(ch viewmodel.Change) {
 	if !ch.Any() {
 		return
 	}
-	u.list.refresh()
+	if u.follow.Checked && ch.Added > 0 && u.model.Len() > 0 {
+		u.scrollToNewest() // refreshes the visible cells too
+	} else {
+		u.list.refresh()
+	}
 	if ch.Reset || ch.Added > 0 {
 		u.hosts.refresh()
-	}
-	if u.follow.Checked && ch.Added > 0 {
-		u.scrollToNewest()
 	}
 	u.status.update()
 }

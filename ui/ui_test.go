@@ -2,7 +2,6 @@ package ui
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -344,5 +343,4 @@ func TestStoreErrorIsShown(t *testing.T) {
 	if !strings.Contains(u.status.Text(), "store error") {
 		t.Fatalf("status = %q", u.status.Text())
 	}
-	_ = context.Background
 }
