@@ -127,7 +127,7 @@ func (p *Proxy) Recover(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if j.OwnerPID == 0 || (ProcessAlive(j.OwnerPID) && j.OwnerPID != os.Getpid()) {
+	if j.OwnerPID == 0 || ProcessAlive(j.OwnerPID) {
 		return false, nil
 	}
 	if err := p.Disable(ctx); err != nil {
