@@ -1,0 +1,687 @@
+package har
+
+import (
+	"bytes"
+	"compress/gzip"
+	"compress/zlib"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"inspector/engine/session"
+)
+
+// Error is an invalid HAR document. Entry is the 0-based index into log.entries, or -1
+// for problems with the document itself; Field is the JSON path inside the entry (or the
+// document), e.g. "response.status".
+type Error struct {
+	Entry int
+	Field string
+	Msg   string
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString("har: ")
+	if e.Entry >= 0 {
+		fmt.Fprintf(&b, "entry %d: ", e.Entry)
+	}
+	if e.Field != "" {
+		b.WriteString(e.Field + ": ")
+	}
+	b.WriteString(e.Msg)
+	return b.String()
+}
+
+// Limits bound what Read accepts, so a hostile file cannot exhaust memory.
+type Limits struct {
+	MaxDocument int64 // bytes of the whole document
+	MaxBody     int64 // decoded bytes of one body or WebSocket message
+	MaxEntries  int
+}
+
+// DefaultLimits are used by Read.
+var DefaultLimits = Limits{MaxDocument: 2 << 30, MaxBody: 256 << 20, MaxEntries: 10_000_000}
+
+// Result is what ReadAll returns.
+type Result struct {
+	// Sessions in document order, with FlagImported set and ID 0 (the store assigns ids).
+	Sessions []*session.Session
+	// SourceIDs[i] is the `_id` the exporting Inspector gave Sessions[i], 0 when absent.
+	// ReplayOf values refer to these ids; an importer that assigns new ids can remap them.
+	SourceIDs []session.ID
+	// Creator is log.creator.name + " " + log.creator.version, when present.
+	Creator string
+}
+
+// Read parses a whole HAR document and returns its sessions (Flags has FlagImported, ID 0:
+// the store assigns ids). It validates everything before returning: on any error it returns
+// no sessions and an error that says where (entry index, field) and what is wrong.
+// The error is an *Error.
+func Read(r io.Reader) ([]*session.Session, error) {
+	res, err := ReadAll(r, DefaultLimits)
+	if err != nil {
+		return nil, err
+	}
+	return res.Sessions, nil
+}
+
+// ReadAll is Read with explicit limits and the source ids. On error it returns nil and
+// an *Error.
+func ReadAll(r io.Reader, lim Limits) (*Result, error) {
+	data, err := io.ReadAll(io.LimitReader(r, lim.MaxDocument+1))
+	if err != nil {
+		return nil, &Error{Entry: -1, Msg: "reading: " + err.Error()}
+	}
+	if int64(len(data)) > lim.MaxDocument {
+		return nil, &Error{Entry: -1, Msg: fmt.Sprintf("document larger than %d bytes", lim.MaxDocument)}
+	}
+	var doc struct {
+		Log *struct {
+			Version any               `json:"version"`
+			Creator *harCreator       `json:"creator"`
+			Entries []json.RawMessage `json:"entries"`
+		} `json:"log"`
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return nil, docError(data, err)
+	}
+	if doc.Log == nil {
+		return nil, &Error{Entry: -1, Msg: `not a HAR document: no "log" object at the top level`}
+	}
+	if doc.Log.Entries == nil {
+		return nil, &Error{Entry: -1, Field: "log.entries", Msg: `not a HAR document: no "entries" array`}
+	}
+	if v, ok := doc.Log.Version.(string); doc.Log.Version != nil && (!ok || v != "" && !strings.HasPrefix(v, "1.")) {
+		return nil, &Error{Entry: -1, Field: "log.version", Msg: fmt.Sprintf("unsupported HAR version %v (want 1.x)", doc.Log.Version)}
+	}
+	if len(doc.Log.Entries) > lim.MaxEntries {
+		return nil, &Error{Entry: -1, Field: "log.entries", Msg: fmt.Sprintf("%d entries, more than the limit %d", len(doc.Log.Entries), lim.MaxEntries)}
+	}
+	res := &Result{
+		Sessions:  make([]*session.Session, 0, len(doc.Log.Entries)),
+		SourceIDs: make([]session.ID, 0, len(doc.Log.Entries)),
+	}
+	if c := doc.Log.Creator; c != nil {
+		res.Creator = strings.TrimSpace(c.Name + " " + c.Version)
+	}
+	// Inspector's exports never hold a still-encoded body without "_raw"; only for other
+	// tools is the encoded-or-decoded question decided by looking at the bytes.
+	ours := doc.Log.Creator != nil && doc.Log.Creator.Name == Creator
+	for i, raw := range doc.Log.Entries {
+		var re rEntry
+		if err := json.Unmarshal(raw, &re); err != nil {
+			return nil, entryJSONError(i, err)
+		}
+		s, err := re.session(lim, ours)
+		if err != nil {
+			err.Entry = i
+			return nil, err
+		}
+		res.Sessions = append(res.Sessions, s)
+		res.SourceIDs = append(res.SourceIDs, session.ID(re.ID))
+	}
+	return res, nil
+}
+
+func jsonType(t string) string {
+	switch t {
+	case "float64", "int", "int64", "uint64":
+		return "a number"
+	case "string":
+		return "a string"
+	case "bool":
+		return "true or false"
+	}
+	if strings.HasPrefix(t, "[]") {
+		return "an array"
+	}
+	return "an object"
+}
+
+func docError(data []byte, err error) *Error {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		line := 1 + bytes.Count(data[:min(int(se.Offset), len(data))], []byte("\n"))
+		msg := fmt.Sprintf("not valid JSON at line %d (byte %d): %v", line, se.Offset, se)
+		if strings.Contains(se.Error(), "unexpected end") {
+			msg += " (the file is truncated)"
+		}
+		return &Error{Entry: -1, Msg: msg}
+	case errors.As(err, &te):
+		if te.Field == "" {
+			return &Error{Entry: -1, Msg: "not a HAR document: the top level is " + article(te.Value) + ", want an object with \"log\""}
+		}
+		return &Error{Entry: -1, Field: te.Field, Msg: "want " + jsonType(te.Type.String()) + ", got " + article(te.Value)}
+	}
+	return &Error{Entry: -1, Msg: "not valid JSON: " + err.Error()}
+}
+
+func article(v string) string {
+	switch v {
+	case "array", "object":
+		return "an " + v
+	case "":
+		return "something else"
+	}
+	if strings.HasPrefix(v, "number") {
+		return "a number"
+	}
+	return "a " + v
+}
+
+func entryJSONError(i int, err error) *Error {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		if te.Field == "" {
+			return &Error{Entry: i, Msg: "want an object, got " + article(te.Value)}
+		}
+		return &Error{Entry: i, Field: te.Field, Msg: "want " + jsonType(te.Type.String()) + ", got " + article(te.Value)}
+	}
+	return &Error{Entry: i, Msg: err.Error()}
+}
+
+// Read-side types: lenient about what browsers leave out, pointers where absence matters.
+type rEntry struct {
+	StartedDateTime *string         `json:"startedDateTime"`
+	Request         *rRequest       `json:"request"`
+	Response        *rResponse      `json:"response"`
+	Timings         *rTimings       `json:"timings"`
+	ServerIPAddress string          `json:"serverIPAddress"`
+	Connection      json.RawMessage `json:"connection"`
+	Comment         string          `json:"comment"`
+	ID              uint64          `json:"_id"`
+	ClientProto     *string         `json:"_clientProto"`
+	UpstreamProto   *string         `json:"_upstreamProto"`
+	ClientAddress   string          `json:"_clientAddress"`
+	ClientConn      string          `json:"_clientConnection"`
+	ClientReused    bool            `json:"_clientReused"`
+	UpstreamReused  bool            `json:"_upstreamReused"`
+	Error           json.RawMessage `json:"_error"`
+	TLS             *harTLSPair     `json:"_tls"`
+	Flags           []string        `json:"_flags"`
+	ReplayOf        uint64          `json:"_replayOf"`
+	Truncated       *truncated      `json:"_truncated"`
+	Mark            string          `json:"_mark"`
+	WSMessages      []wsMessage     `json:"_webSocketMessages"`
+}
+
+type rNameValue struct {
+	Name  *string `json:"name"`
+	Value *string `json:"value"`
+}
+
+type rRequest struct {
+	Method      *string      `json:"method"`
+	URL         *string      `json:"url"`
+	HTTPVersion string       `json:"httpVersion"`
+	Headers     []rNameValue `json:"headers"`
+	PostData    *struct {
+		MimeType  string       `json:"mimeType"`
+		Params    []rNameValue `json:"params"`
+		Text      *string      `json:"text"`
+		Encoding  string       `json:"encoding"`
+		XEncoding string       `json:"_encoding"`
+	} `json:"postData"`
+	HeadersSize *float64 `json:"headersSize"`
+	BodySize    *float64 `json:"bodySize"`
+}
+
+type rResponse struct {
+	Status      *float64     `json:"status"`
+	StatusText  string       `json:"statusText"`
+	HTTPVersion string       `json:"httpVersion"`
+	Headers     []rNameValue `json:"headers"`
+	Content     *struct {
+		Size        *float64 `json:"size"`
+		Compression *float64 `json:"compression"`
+		Text        *string  `json:"text"`
+		Encoding    string   `json:"encoding"`
+		Raw         bool     `json:"_raw"`
+	} `json:"content"`
+	HeadersSize *float64        `json:"headersSize"`
+	BodySize    *float64        `json:"bodySize"`
+	Error       json.RawMessage `json:"_error"` // Chrome: a string or null
+}
+
+type rTimings struct {
+	Blocked, DNS, Connect, SSL, Send, Wait, Receive *float64
+}
+
+func errf(field, format string, args ...any) *Error {
+	return &Error{Field: field, Msg: fmt.Sprintf(format, args...)}
+}
+
+// num returns *f or def; it rejects NaN/Inf-free non-integers where integer is set.
+func intField(f *float64, field string, def int64, minV int64) (int64, *Error) {
+	if f == nil {
+		return def, nil
+	}
+	v := *f
+	if v != math.Trunc(v) || v < float64(minV) || v > 1<<53 {
+		return 0, errf(field, "want a whole number >= %d, got %v", minV, v)
+	}
+	return int64(v), nil
+}
+
+func msField(f *float64, field string) (float64, *Error) {
+	if f == nil {
+		return -1, nil
+	}
+	if *f < -1 || *f > 1e12 || math.IsNaN(*f) {
+		return 0, errf(field, "want milliseconds >= -1, got %v", *f)
+	}
+	return *f, nil
+}
+
+func protoFromHAR(v string) string {
+	switch l := strings.ToLower(strings.TrimSpace(v)); {
+	case l == "http/1.1":
+		return session.HTTP1
+	case l == "http/1.0":
+		return "http/1.0"
+	case l == "http/2" || l == "http/2.0" || l == "h2" || l == "h2c":
+		return session.HTTP2
+	case l == "http/3" || l == "http/3.0" || strings.HasPrefix(l, "h3"):
+		return session.HTTP3
+	}
+	return v
+}
+
+func readHeaders(list []rNameValue, field string) (http.Header, *Error) {
+	h := http.Header{}
+	for i, nv := range list {
+		f := fmt.Sprintf("%s[%d]", field, i)
+		if nv.Name == nil || *nv.Name == "" {
+			return nil, errf(f+".name", "missing or empty header name")
+		}
+		if strings.HasPrefix(*nv.Name, ":") { // HTTP/2 pseudo-headers: the URL and status carry them
+			continue
+		}
+		v := ""
+		if nv.Value != nil {
+			v = *nv.Value
+		}
+		h.Add(*nv.Name, v)
+	}
+	if len(h) == 0 {
+		return nil, nil
+	}
+	return h, nil
+}
+
+func decodeText(text *string, enc, field string, lim Limits) ([]byte, *Error) {
+	if text == nil {
+		return nil, nil
+	}
+	switch strings.ToLower(enc) {
+	case "":
+		if int64(len(*text)) > lim.MaxBody {
+			return nil, errf(field, "body of %d bytes exceeds the limit of %d", len(*text), lim.MaxBody)
+		}
+		return []byte(*text), nil
+	case "base64":
+		if n := int64(base64.StdEncoding.DecodedLen(len(*text))); n > lim.MaxBody+3 {
+			return nil, errf(field, "base64 body of about %d bytes exceeds the limit of %d", n, lim.MaxBody)
+		}
+		b, err := base64.StdEncoding.DecodeString(*text)
+		if err != nil {
+			return nil, errf(field, "bad base64: %v", err)
+		}
+		if int64(len(b)) > lim.MaxBody {
+			return nil, errf(field, "body of %d bytes exceeds the limit of %d", len(b), lim.MaxBody)
+		}
+		return b, nil
+	}
+	return nil, errf(field, "unsupported encoding %q (want base64 or none)", enc)
+}
+
+// encode applies encs (gzip/deflate) in order: the inverse of decodeAll.
+func encode(data []byte, encs []string) []byte {
+	out := data
+	for _, e := range encs {
+		var b bytes.Buffer
+		var w io.WriteCloser
+		if e == "deflate" {
+			w = zlib.NewWriter(&b)
+		} else {
+			w = gzip.NewWriter(&b)
+		}
+		w.Write(out)
+		w.Close()
+		out = b.Bytes()
+	}
+	return out
+}
+
+func (re *rEntry) session(lim Limits, ours bool) (*session.Session, *Error) {
+	s := &session.Session{Flags: flagsFromNames(re.Flags) | session.FlagImported}
+	if re.StartedDateTime == nil {
+		return nil, errf("startedDateTime", "missing")
+	}
+	started, err := time.Parse(time.RFC3339Nano, *re.StartedDateTime)
+	if err != nil {
+		return nil, errf("startedDateTime", "want an ISO 8601 date-time, got %q", *re.StartedDateTime)
+	}
+	s.Started = started.UTC()
+
+	// Request.
+	rq := re.Request
+	if rq == nil {
+		return nil, errf("request", "missing")
+	}
+	if rq.Method == nil || *rq.Method == "" {
+		return nil, errf("request.method", "missing or empty")
+	}
+	if strings.ContainsAny(*rq.Method, " \t\r\n") {
+		return nil, errf("request.method", "%q is not an HTTP method", *rq.Method)
+	}
+	if rq.URL == nil {
+		return nil, errf("request.url", "missing")
+	}
+	u, perr := url.Parse(*rq.URL)
+	if perr != nil || u.Scheme == "" || u.Host == "" && u.Opaque == "" {
+		return nil, errf("request.url", "%q is not an absolute URL", *rq.URL)
+	}
+	s.Request.Method = *rq.Method
+	s.Request.URL = *rq.URL
+	s.Request.Proto = protoFromHAR(rq.HTTPVersion)
+	var e *Error
+	if s.Request.Header, e = readHeaders(rq.Headers, "request.headers"); e != nil {
+		return nil, e
+	}
+	if s.Request.HeadSize, e = intField(rq.HeadersSize, "request.headersSize", -1, -1); e != nil {
+		return nil, e
+	}
+	s.Request.HeadSize = max(s.Request.HeadSize, 0)
+	reqSize, e := intField(rq.BodySize, "request.bodySize", -1, -1)
+	if e != nil {
+		return nil, e
+	}
+	if pd := rq.PostData; pd != nil {
+		enc := pd.Encoding
+		if enc == "" {
+			enc = pd.XEncoding
+		}
+		if s.Request.Body.Data, e = decodeText(pd.Text, enc, "request.postData.text", lim); e != nil {
+			return nil, e
+		}
+		if pd.Text == nil && len(pd.Params) > 0 {
+			var parts []string
+			for _, p := range pd.Params {
+				var n, v string
+				if p.Name != nil {
+					n = *p.Name
+				}
+				if p.Value != nil {
+					v = *p.Value
+				}
+				parts = append(parts, url.QueryEscape(n)+"="+url.QueryEscape(v))
+			}
+			s.Request.Body.Data = []byte(strings.Join(parts, "&"))
+		}
+		if s.Request.Header.Get("Content-Type") == "" && pd.MimeType != "" {
+			if s.Request.Header == nil {
+				s.Request.Header = http.Header{}
+			}
+			s.Request.Header.Set("Content-Type", pd.MimeType)
+		}
+	}
+	s.Request.Body.Size = reqSize
+	if reqSize < 0 {
+		s.Request.Body.Size = int64(len(s.Request.Body.Data))
+	}
+
+	// Response; status 0 (a failed request, as Chrome writes it) means none.
+	hasResp := false
+	if rp := re.Response; rp != nil {
+		if rp.Status == nil {
+			return nil, errf("response.status", "missing")
+		}
+		st, e := intField(rp.Status, "response.status", 0, 0)
+		if e != nil {
+			return nil, e
+		}
+		if st > 999 {
+			return nil, errf("response.status", "%d is not an HTTP status", st)
+		}
+		if st > 0 {
+			hasResp = true
+			resp := &session.Response{Status: int(st), Reason: rp.StatusText, Proto: protoFromHAR(rp.HTTPVersion)}
+			if resp.Header, e = readHeaders(rp.Headers, "response.headers"); e != nil {
+				return nil, e
+			}
+			if resp.HeadSize, e = intField(rp.HeadersSize, "response.headersSize", -1, -1); e != nil {
+				return nil, e
+			}
+			resp.HeadSize = max(resp.HeadSize, 0)
+			bodySize, e := intField(rp.BodySize, "response.bodySize", -1, -1)
+			if e != nil {
+				return nil, e
+			}
+			size, compression := int64(-1), int64(-1)
+			encs := encodings(resp.Header)
+			if c := rp.Content; c != nil {
+				if size, e = intField(c.Size, "response.content.size", -1, -1); e != nil {
+					return nil, e
+				}
+				if compression, e = intField(c.Compression, "response.content.compression", -1, math.MinInt32); e != nil {
+					return nil, e
+				}
+				data, e := decodeText(c.Text, c.Encoding, "response.content.text", lim)
+				if e != nil {
+					return nil, e
+				}
+				switch {
+				case c.Raw || len(data) == 0 || len(encs) == 0 || !supportedCodings(encs):
+					// As transferred, or nothing to re-encode. Browsers export br/zstd
+					// bodies decoded; those stay decoded.
+				case !ours && alreadyEncoded(data, encs):
+				default:
+					// Browsers export decoded text; store it as it travelled.
+					data = encode(data, encs)
+				}
+				resp.Body.Data = data
+			}
+			switch {
+			case bodySize >= 0:
+				resp.Body.Size = bodySize
+			case compression >= 0 && size >= 0:
+				resp.Body.Size = size - compression
+			case size >= 0 && len(encs) == 0:
+				resp.Body.Size = size
+			default:
+				resp.Body.Size = int64(len(resp.Body.Data))
+			}
+			s.Response = resp
+		}
+		if s.Error == nil && len(rp.Error) > 0 {
+			var msg string
+			if json.Unmarshal(rp.Error, &msg) == nil && msg != "" {
+				s.Error = &session.Error{Phase: session.PhaseResponse, Side: session.SideUpstream, Message: msg}
+			}
+		}
+	}
+
+	// Inspector's own fields.
+	if len(re.Error) > 0 && string(re.Error) != "null" {
+		var he harError
+		var msg string
+		switch {
+		case json.Unmarshal(re.Error, &he) == nil:
+			s.Error = &session.Error{Phase: session.Phase(he.Phase), Side: session.Side(he.Side), Proto: he.Proto, Message: he.Message}
+		case json.Unmarshal(re.Error, &msg) == nil:
+			if msg != "" {
+				s.Error = &session.Error{Phase: session.PhaseResponse, Side: session.SideUpstream, Message: msg}
+			}
+		default:
+			return nil, errf("_error", "want an object {phase, side, message} or a string")
+		}
+	}
+	if re.ClientProto != nil {
+		s.Client.Proto = *re.ClientProto
+	} else {
+		s.Client.Proto = s.Request.Proto
+	}
+	if re.UpstreamProto != nil {
+		s.Upstream.Proto = *re.UpstreamProto
+	} else if s.Response != nil {
+		s.Upstream.Proto = s.Response.Proto
+	}
+	s.Client.Addr = re.ClientAddress
+	s.Client.Reused, s.Upstream.Reused = re.ClientReused, re.UpstreamReused
+	if re.ClientConn != "" {
+		s.Client.ConnID, _ = strconv.ParseUint(re.ClientConn, 10, 64)
+	}
+	if len(re.Connection) > 0 {
+		var c string
+		if json.Unmarshal(re.Connection, &c) != nil {
+			c = string(re.Connection) // a number
+		}
+		s.Upstream.ConnID, _ = strconv.ParseUint(c, 10, 64)
+	}
+	if ip := strings.Trim(re.ServerIPAddress, "[]"); ip != "" {
+		s.Upstream.Addr = ip
+		if port := urlPort(u); port != "" {
+			s.Upstream.Addr = net.JoinHostPort(ip, port)
+		}
+	}
+	if re.TLS != nil {
+		s.Client.TLS, s.Upstream.TLS = tlsIn(re.TLS.Client), tlsIn(re.TLS.Upstream)
+	}
+	s.ReplayOf = session.ID(re.ReplayOf)
+	s.Mark, s.Comment = re.Mark, re.Comment
+	if t := re.Truncated; t != nil {
+		s.Request.Body.Truncated = t.Request
+		if s.Response != nil {
+			s.Response.Body.Truncated = t.Response
+		}
+	}
+	for i, m := range re.WSMessages {
+		f := fmt.Sprintf("_webSocketMessages[%d]", i)
+		msg := session.Message{FromClient: m.Type == "send", Opcode: m.Opcode}
+		if m.Type != "send" && m.Type != "receive" {
+			return nil, errf(f+".type", "want \"send\" or \"receive\", got %q", m.Type)
+		}
+		if math.IsNaN(m.Time) || math.Abs(m.Time) > 1e11 {
+			return nil, errf(f+".time", "not a time in seconds: %v", m.Time)
+		}
+		msg.Time = time.UnixMicro(int64(math.Round(m.Time * 1e6))).UTC()
+		if int64(len(m.Data)) > lim.MaxBody*4/3+4 {
+			return nil, errf(f+".data", "message of %d bytes exceeds the limit of %d", len(m.Data), lim.MaxBody)
+		}
+		if m.Opcode == 1 {
+			msg.Data = []byte(m.Data)
+		} else if b, err := base64.StdEncoding.DecodeString(m.Data); err == nil {
+			msg.Data = b
+		} else {
+			msg.Data = []byte(m.Data)
+		}
+		if len(msg.Data) == 0 {
+			msg.Data = nil
+		}
+		msg.Size = int64(len(msg.Data))
+		if m.Size > 0 {
+			msg.Size = m.Size
+		}
+		s.Messages = append(s.Messages, msg)
+	}
+
+	// Timings, rebuilt as contiguous instants from startedDateTime.
+	var tm rTimings
+	if re.Timings != nil {
+		tm = *re.Timings
+	}
+	var vals [7]float64
+	for i, f := range []struct {
+		p    *float64
+		name string
+	}{{tm.Blocked, "blocked"}, {tm.DNS, "dns"}, {tm.Connect, "connect"}, {tm.SSL, "ssl"},
+		{tm.Send, "send"}, {tm.Wait, "wait"}, {tm.Receive, "receive"}} {
+		if vals[i], e = msField(f.p, "timings."+f.name); e != nil {
+			return nil, e
+		}
+	}
+	d := func(v float64) time.Duration {
+		if v <= 0 {
+			return 0
+		}
+		return time.Duration(math.Round(v*1000)) * time.Microsecond
+	}
+	blocked, dns, connect, ssl, send, wait, receive := vals[0], vals[1], vals[2], vals[3], vals[4], vals[5], vals[6]
+	T := &s.Timings
+	t := s.Started
+	T.RequestHeaders = t
+	t = t.Add(d(blocked))
+	T.RequestDone = t
+	if dns >= 0 {
+		T.DNSStart = t
+		t = t.Add(d(dns))
+		T.DNSDone = t
+	}
+	if connect >= 0 {
+		T.ConnectStart = t
+		if ssl >= 0 && ssl <= connect {
+			T.ConnectDone = t.Add(d(connect) - d(ssl))
+			T.UpstreamTLSDone = t.Add(d(connect))
+		} else {
+			T.ConnectDone = t.Add(d(connect))
+		}
+		t = t.Add(d(connect))
+	}
+	t = t.Add(d(send))
+	T.RequestSent = t
+	t = t.Add(d(wait))
+	if hasResp || wait > 0 {
+		T.FirstByte = t
+	}
+	t = t.Add(d(receive))
+	T.ResponseDone = t
+	return s, nil
+}
+
+// alreadyEncoded reports whether data is still in its transfer coding (some tools export
+// the raw bytes): it then decodes cleanly.
+func alreadyEncoded(data []byte, encs []string) bool {
+	last := encs[len(encs)-1]
+	if last != "deflate" && !(len(data) > 2 && data[0] == 0x1f && data[1] == 0x8b) {
+		return false
+	}
+	if last == "deflate" && !(len(data) > 2 && data[0]&0x0f == 8 && (uint16(data[0])<<8|uint16(data[1]))%31 == 0) {
+		return false
+	}
+	_, ok := decodeAll(data, encs, MaxExportDecoded)
+	return ok
+}
+
+func urlPort(u *url.URL) string {
+	if p := u.Port(); p != "" {
+		return p
+	}
+	switch u.Scheme {
+	case "https", "wss":
+		return "443"
+	case "http", "ws":
+		return "80"
+	}
+	return ""
+}
+
+func tlsIn(t *harTLS) *session.TLSInfo {
+	if t == nil {
+		return nil
+	}
+	return &session.TLSInfo{Version: t.Version, CipherSuite: t.CipherSuite, ServerName: t.ServerName,
+		ALPN: t.ALPN, Resumed: t.Resumed, Certificates: t.Certificates}
+}
