@@ -194,30 +194,29 @@ func (u *UI) ImportHAR(r io.Reader) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("import failed: %w", err)
 	}
-	n := 0
-	var rows []session.Summary
-	for _, s := range ss {
+	imported := make([]*session.Session, len(ss))
+	for i, s := range ss {
 		c := s.Clone()
 		c.Flags |= session.FlagImported
-		if u.deps.Store != nil {
-			c.ID = u.deps.Store.NextID()
-			if !u.deps.Store.Put(c) {
-				return n, fmt.Errorf("import stopped after %d sessions: the store's queue is full", n)
-			}
-		} else {
-			c.ID = u.nextLocalID()
-		}
-		u.remember(c)
-		rows = append(rows, c.Summarize())
-		n++
+		imported[i] = c
 	}
 	if u.deps.Store != nil {
-		if err := u.deps.Store.Flush(); err != nil {
-			return n, err
+		if _, err := u.deps.Store.Import(imported); err != nil {
+			return 0, fmt.Errorf("import failed: %w", err)
+		}
+	} else {
+		for _, c := range imported {
+			c.ID = u.nextLocalID()
+			u.remember(c)
 		}
 	}
+	rows := make([]session.Summary, len(imported))
+	for i, c := range imported {
+		u.remember(c)
+		rows[i] = c.Summarize()
+	}
 	u.changed(u.model.Upsert(rows))
-	return n, nil
+	return len(imported), nil
 }
 
 func (u *UI) nextLocalID() session.ID {

@@ -15,6 +15,7 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
@@ -189,7 +190,14 @@ type detailPane struct {
 	tabs     *container.AppTabs
 	box      fyne.CanvasObject
 	shown    session.ID
+
+	mark    *widget.Select // the user's mark of the shown session
+	comment *widget.Entry  // and comment
+	saveBtn *widget.Button
 }
+
+// marks are the mark values offered; "" is no mark.
+var marks = []string{"none", "red", "orange", "green", "blue", "purple"}
 
 func newDetailPane(u *UI) *detailPane {
 	d := &detailPane{u: u, title: widget.NewLabel("Select a session to see it here.")}
@@ -209,8 +217,53 @@ func newDetailPane(u *UI) *detailPane {
 		container.NewTabItem("Frames", d.frames),
 		container.NewTabItem("WebSocket", d.ws.box),
 	)
-	d.box = container.NewBorder(d.title, nil, nil, nil, d.tabs)
+	d.mark = widget.NewSelect(marks, nil)
+	d.mark.SetSelected("none")
+	d.comment = widget.NewEntry()
+	d.comment.SetPlaceHolder("comment")
+	d.saveBtn = widget.NewButton("Save mark", d.saveMark)
+	d.setNotesEnabled(false)
+	notes := container.NewBorder(nil, nil, container.NewHBox(widget.NewLabel("Mark"), d.mark), d.saveBtn, d.comment)
+	d.box = container.NewBorder(container.NewVBox(d.title, notes), nil, nil, nil, d.tabs)
 	return d
+}
+
+func (d *detailPane) setNotesEnabled(on bool) {
+	for _, w := range []fyne.Disableable{d.mark, d.comment, d.saveBtn} {
+		if on {
+			w.Enable()
+		} else {
+			w.Disable()
+		}
+	}
+}
+
+// saveMark stores the mark and comment of the shown session.
+func (d *detailPane) saveMark() {
+	id := d.shown
+	s, err := d.u.session(id)
+	if err != nil {
+		dialog.ShowError(fmt.Errorf("cannot mark session %d: %w", id, err), d.u.win)
+		return
+	}
+	mark := d.mark.Selected
+	if mark == "none" {
+		mark = ""
+	}
+	if st := d.u.deps.Store; st != nil {
+		if err := st.SetMark(id, mark, d.comment.Text); err != nil {
+			dialog.ShowError(fmt.Errorf("saving the mark failed: %w", err), d.u.win)
+			return
+		}
+	}
+	c := s.Clone() // cached sessions are immutable: replace, never modify
+	c.Mark, c.Comment = mark, d.comment.Text
+	d.u.remember(c)
+	sum := c.Summarize()
+	if r, ok := d.u.model.Get(id); ok {
+		sum.InFlight = r.InFlight
+	}
+	d.u.changed(d.u.model.Upsert([]session.Summary{sum}))
 }
 
 func (d *detailPane) object() fyne.CanvasObject { return d.box }
@@ -226,12 +279,21 @@ func (d *detailPane) show(id session.ID) {
 			d.title.SetText(fmt.Sprintf("#%d could not be loaded: %v", id, err))
 		}
 		d.clear()
+		d.setNotesEnabled(false)
 		return
 	}
 	d.render(s)
+	if s.Mark == "" {
+		d.mark.SetSelected("none")
+	} else {
+		d.mark.SetSelected(s.Mark)
+	}
+	d.comment.SetText(s.Comment)
+	d.setNotesEnabled(true)
 }
 
 func (d *detailPane) clear() {
+	d.setNotesEnabled(false)
 	for _, m := range []*messageView{d.req, d.resp} {
 		m.headers.set("")
 		m.raw.set("")

@@ -7,9 +7,9 @@ import (
 )
 
 // StoreHAR returns the HAR codec of package store/har; version goes into log.creator.
-// Import is wired once that package offers a reader.
 func StoreHAR(version string) *HAR {
 	return &HAR{
 		NewWriter: func(w io.Writer) (HARWriter, error) { return har.NewWriter(w, version) },
+		Read:      har.Read,
 	}
 }

@@ -35,9 +35,10 @@ type Store interface {
 	Delete(ids ...session.ID) error
 	Clear() error
 	Stats() store.Stats
-	NextID() session.ID
-	Put(s *session.Session) bool
-	Flush() error
+	// Import stores sessions in one transaction, assigning new ids.
+	Import(ss []*session.Session) ([]session.ID, error)
+	// SetMark sets the user's mark and comment of a stored session.
+	SetMark(id session.ID, mark, comment string) error
 }
 
 // Engine is what the window needs from the running proxy; *engine.Engine implements it.

@@ -344,3 +344,61 @@ func TestStoreErrorIsShown(t *testing.T) {
 		t.Fatalf("status = %q", u.status.Text())
 	}
 }
+
+func TestImportHARRoundTripAndBadFile(t *testing.T) {
+	src := openStore(t, sampleSessions()...)
+	u, _ := newTestUI(t, Deps{Store: src, HAR: StoreHAR("test")})
+	var buf bytes.Buffer
+	if _, err := u.ExportHAR(&buf, ScopeAll); err != nil {
+		t.Fatal(err)
+	}
+	dst := openStore(t)
+	v, _ := newTestUI(t, Deps{Store: dst, HAR: StoreHAR("test")})
+	n, err := v.ImportHAR(bytes.NewReader(buf.Bytes()))
+	if err != nil || n != 4 {
+		t.Fatalf("import: n=%d err=%v", n, err)
+	}
+	if v.model.Len() != 4 {
+		t.Fatalf("list after import: %d rows", v.model.Len())
+	}
+	if c, _ := dst.Count(nil); c != 4 {
+		t.Fatalf("store after import: %d", c)
+	}
+	for i := 0; i < v.model.Len(); i++ {
+		if !v.model.At(i).Flags.Has(session.FlagImported) {
+			t.Fatalf("row %d not marked imported", i)
+		}
+	}
+	// A damaged file is a clear error and changes nothing.
+	_, err = v.ImportHAR(strings.NewReader(`{"log": {"entries": [{"request": 5}]}}`))
+	if err == nil || !strings.Contains(err.Error(), "import failed") {
+		t.Fatalf("bad HAR: %v", err)
+	}
+	if c, _ := dst.Count(nil); c != 4 || v.model.Len() != 4 {
+		t.Fatal("a failed import changed the sessions")
+	}
+}
+
+func TestMarkAndComment(t *testing.T) {
+	st := openStore(t, sampleSessions()...)
+	u, _ := newTestUI(t, Deps{Store: st})
+	if !u.detail.saveBtn.Disabled() {
+		t.Fatal("mark controls enabled with nothing shown")
+	}
+	u.SelectID(2)
+	u.detail.mark.SetSelected("red")
+	test.Type(u.detail.comment, "check this 404")
+	test.Tap(u.detail.saveBtn)
+	s, err := st.Get(2)
+	if err != nil || s.Mark != "red" || s.Comment != "check this 404" {
+		t.Fatalf("stored mark %q comment %q err %v", s.Mark, s.Comment, err)
+	}
+	if r, _ := u.model.Get(2); r.Mark != "red" || !strings.HasPrefix(viewmodel.CellText(r, viewmodel.ColID), "★") {
+		t.Fatalf("row not marked: %+v", r)
+	}
+	u.SelectID(1)
+	u.SelectID(2)
+	if u.detail.mark.Selected != "red" || u.detail.comment.Text != "check this 404" {
+		t.Fatal("mark not shown again")
+	}
+}

@@ -111,6 +111,9 @@ func ShortProto(p string) string {
 func CellText(s *session.Summary, c Column) string {
 	switch c {
 	case ColID:
+		if s.Mark != "" {
+			return "★ " + strconv.FormatUint(uint64(s.ID), 10)
+		}
 		return strconv.FormatUint(uint64(s.ID), 10)
 	case ColStatus:
 		switch {
