@@ -25,6 +25,13 @@ func (c *collector) flush(b Batch) {
 	c.times = append(c.times, time.Now())
 }
 
+// snapshot returns copies of the batches and times under the lock.
+func (c *collector) snapshot() ([]Batch, []time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]Batch(nil), c.batches...), append([]time.Time(nil), c.times...)
+}
+
 func TestPumpCoalescesAndBoundsRefreshes(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ch := make(chan engine.Event, 64)
@@ -97,25 +104,26 @@ func TestPumpFlushesQuietEventAtOnceAndResyncImmediately(t *testing.T) {
 		t0 := time.Now()
 		ch <- engine.Event{Kind: engine.EventBegin, Summary: session.Summary{ID: 1}}
 		synctest.Wait()
-		if len(c.batches) != 1 || !c.times[0].Equal(t0) {
-			t.Fatalf("a lone event was not flushed at once: %d batches", len(c.batches))
+		batches, times := c.snapshot()
+		if len(batches) != 1 || !times[0].Equal(t0) {
+			t.Fatalf("a lone event was not flushed at once: %d batches", len(batches))
 		}
 		// Within the interval: held back, then flushed by the timer.
 		ch <- engine.Event{Kind: engine.EventUpdate, Summary: session.Summary{ID: 1, Status: 200}}
 		synctest.Wait()
-		if len(c.batches) != 1 {
+		if batches, _ = c.snapshot(); len(batches) != 1 {
 			t.Fatal("second event flushed inside the interval")
 		}
 		time.Sleep(DefaultInterval)
 		synctest.Wait()
-		if len(c.batches) != 2 || c.batches[1].Rows[0].Status != 200 {
-			t.Fatalf("timer flush missing: %d batches", len(c.batches))
+		if batches, _ = c.snapshot(); len(batches) != 2 || batches[1].Rows[0].Status != 200 {
+			t.Fatalf("timer flush missing: %d batches", len(batches))
 		}
 		// A resync inside the interval goes at once.
 		ch <- engine.Event{Kind: engine.EventResync}
 		synctest.Wait()
-		if len(c.batches) != 3 || !c.batches[2].Resync {
-			t.Fatalf("resync not flushed at once: %d batches", len(c.batches))
+		if batches, _ = c.snapshot(); len(batches) != 3 || !batches[2].Resync {
+			t.Fatalf("resync not flushed at once: %d batches", len(batches))
 		}
 		cancel()
 		<-done
