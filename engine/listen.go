@@ -143,6 +143,7 @@ func (e *Engine) serveProxy(w http.ResponseWriter, r *http.Request) {
 			e.serveCertPage(w, r)
 			return
 		}
+		w.Header().Set("Connection", "close")
 		http.Error(w, "Inspector is an HTTP proxy: send absolute-form requests (http://host/path) or CONNECT.\n"+
 			"Set this address as your HTTP and HTTPS proxy, then open http://inspector.cert/ to get the CA certificate.", http.StatusBadRequest)
 		return
@@ -157,6 +158,7 @@ func (e *Engine) serveConnect(w http.ResponseWriter, r *http.Request) {
 	}
 	host, port, err := net.SplitHostPort(target)
 	if err != nil || host == "" || port == "" {
+		w.Header().Set("Connection", "close")
 		http.Error(w, "CONNECT needs host:port, got "+strings.TrimSpace(target), http.StatusBadRequest)
 		return
 	}
