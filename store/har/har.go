@@ -19,7 +19,8 @@
 // _clientAddress, _clientConnection, _clientReused, _upstreamReused, _error {phase, side,
 // proto, message}, _tls {client, upstream}, _flags (names), _replayOf, _truncated
 // {request, response}, _mark, and _webSocketMessages in Chrome's shape
-// ({type: send|receive, time: unix seconds, opcode, data}, binary data base64).
+// ({type: send|receive, time: unix seconds, opcode, data}, binary data base64). A session
+// without a response also carries Chrome's response._error text.
 //
 // Export → Read → export yields identical bytes.
 package har
@@ -119,6 +120,8 @@ type response struct {
 	RedirectURL string      `json:"redirectURL"`
 	HeadersSize int64       `json:"headersSize"`
 	BodySize    int64       `json:"bodySize"`
+	// Error is Chrome's failure text, set (like Chrome does) when there is no response.
+	Error string `json:"_error,omitempty"`
 }
 
 type content struct {

@@ -378,6 +378,9 @@ func buildEntry(s *session.Session) *entry {
 		e.ClientConn = strconv.FormatUint(s.Client.ConnID, 10)
 	}
 	if s.Error != nil {
+		if s.Response == nil {
+			e.Response.Error = s.Error.Error()
+		}
 		e.Error = &harError{Phase: string(s.Error.Phase), Side: string(s.Error.Side), Proto: s.Error.Proto, Message: s.Error.Message}
 	}
 	if s.Client.TLS != nil || s.Upstream.TLS != nil {
