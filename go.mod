@@ -13,6 +13,7 @@ require (
 )
 
 require (
+	appenv v0.0.0
 	fyne.io/systray v1.11.1-0.20250603113521-ca66a66d8b58 // indirect
 	github.com/BurntSushi/toml v1.5.0 // indirect
 	github.com/fredbi/uri v1.1.1 // indirect
@@ -43,3 +44,5 @@ require (
 	golang.org/x/image v0.24.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
 )
+
+replace appenv => ./cmd/inspector/appenv

@@ -54,6 +54,7 @@ func runInstance(args []string) error {
 	fs.StringVar(&f.listenH3, "listen-h3", "", "also accept HTTP/3 on this UDP address (not available yet)")
 	fs.Int64Var(&f.captureLimit, "capture-limit", 1<<20, "bytes of each body kept in memory per session (-1: none)")
 	fs.BoolVar(&f.resetStore, "reset-store", false, "if the session store is damaged, move it aside and start a new one")
+	fs.BoolVar(&f.systemProxy, "system-proxy", false, "point the OS system proxy at this instance while it runs (restored on exit, and after a crash)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -93,6 +94,10 @@ func startInstance(dir string, f instanceFlags) (inst *instance, err error) {
 			_ = inst.shutdown()
 		}
 	}()
+	// A system proxy left pointing at a dead instance means no internet: fix that first.
+	if err := recoverSystemProxy(dir); err != nil {
+		fmt.Fprintf(stderr, "inspector: warning: %v\n", err)
+	}
 	if inst.ca, err = rootca.Load(filepath.Join(dir, "ca")); err != nil {
 		return nil, err
 	}
@@ -155,6 +160,14 @@ func startInstance(dir string, f instanceFlags) (inst *instance, err error) {
 	inst.controlAddr = addr
 	inst.stops = append(inst.stops, stop)
 	eng.Reserve(addr)
+
+	if f.systemProxy {
+		restore, err := enableSystemProxy(dir, eng.Addr())
+		if err != nil {
+			return nil, fmt.Errorf("--system-proxy: %w", err)
+		}
+		inst.stops = append(inst.stops, restore)
+	}
 	return inst, nil
 }
 
@@ -172,7 +185,7 @@ func (inst *instance) shutdown() error {
 // runHeadless prints one line per completed session until SIGINT/SIGTERM.
 func (inst *instance) runHeadless(serveErr <-chan error) error {
 	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sig)
 	sub := inst.engine.Subscribe(4096)
 	defer sub.Close()

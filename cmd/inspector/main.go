@@ -14,6 +14,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"appenv"
 )
 
 // command is one subcommand. run gets the arguments after the command's words.
@@ -46,6 +48,7 @@ var (
 )
 
 func main() {
+	appenv.Restore()
 	os.Exit(run(os.Args[1:]))
 }
 

@@ -1,0 +1,3 @@
+module appenv
+
+go 1.26
