@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"strings"
+	"sync"
 	"time"
 
 	"inspector/engine/session"
@@ -55,7 +56,7 @@ func tlsInfo(st *tls.ConnectionState) *session.TLSInfo {
 	}
 	ti := &session.TLSInfo{
 		Version:     tls.VersionName(st.Version),
-		CipherSuite: tls.CipherSuiteName(st.CipherSuite),
+		CipherSuite: cipherName(st.CipherSuite),
 		ServerName:  st.ServerName,
 		ALPN:        st.NegotiatedProtocol,
 		Resumed:     st.DidResume,
@@ -66,6 +67,46 @@ func tlsInfo(st *tls.ConnectionState) *session.TLSInfo {
 			ti.Certificates[i] = c.Raw
 		}
 	}
+	return ti
+}
+
+// cipherNames avoids tls.CipherSuiteName, which builds the whole suite list per call.
+var cipherNames = func() map[uint16]string {
+	m := map[uint16]string{}
+	for _, c := range append(tls.CipherSuites(), tls.InsecureCipherSuites()...) {
+		m[c.ID] = c.Name
+	}
+	return m
+}()
+
+func cipherName(id uint16) string {
+	if n, ok := cipherNames[id]; ok {
+		return n
+	}
+	return tls.CipherSuiteName(id)
+}
+
+// tlsCache shares one immutable TLSInfo among the sessions of a connection: transports
+// hand out the same *tls.ConnectionState for every response on a connection.
+type tlsCache struct {
+	mu sync.Mutex
+	m  map[*tls.ConnectionState]*session.TLSInfo
+}
+
+func (c *tlsCache) get(st *tls.ConnectionState) *session.TLSInfo {
+	if st == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if ti, ok := c.m[st]; ok {
+		return ti
+	}
+	if c.m == nil || len(c.m) >= 4096 {
+		c.m = map[*tls.ConnectionState]*session.TLSInfo{}
+	}
+	ti := tlsInfo(st)
+	c.m[st] = ti
 	return ti
 }
 
@@ -130,7 +171,7 @@ func (e *Engine) serveExchange(w http.ResponseWriter, r *http.Request) {
 			Addr:   r.RemoteAddr,
 			Proto:  protoName(r.ProtoMajor),
 			ConnID: info.id,
-			TLS:    tlsInfo(r.TLS),
+			TLS:    info.tlsInfo(r.TLS),
 		},
 		Request: session.Request{
 			Method: r.Method,
@@ -233,7 +274,7 @@ func (x *exchange) gotResponse(resp *http.Response) {
 		Header: h,
 	}
 	s.Upstream.Proto = s.Response.Proto
-	s.Upstream.TLS = tlsInfo(resp.TLS)
+	s.Upstream.TLS = x.e.up.tlsInfos.get(resp.TLS)
 	x.tr.mu.Lock()
 	s.Upstream.Addr, s.Upstream.ConnID, s.Upstream.Reused = x.tr.remote, x.tr.connID, x.tr.reused
 	x.tr.mu.Unlock()

@@ -38,6 +38,19 @@ type connInfo struct {
 	tlsDone   time.Time
 	target    string // CONNECT authority (host:port); empty for direct proxy requests
 	decrypted bool   // requests on it arrived inside TLS that we terminated
+
+	tlsOnce sync.Once
+	tls     *session.TLSInfo
+}
+
+// tlsInfo returns the connection's TLS record, built once and shared (immutable) by the
+// sessions on the connection.
+func (c *connInfo) tlsInfo(st *tls.ConnectionState) *session.TLSInfo {
+	if st == nil {
+		return nil
+	}
+	c.tlsOnce.Do(func() { c.tls = tlsInfo(st) })
+	return c.tls
 }
 
 type connInfoKey struct{}

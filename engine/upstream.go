@@ -32,6 +32,8 @@ type upstream struct {
 	proxy  *httputil.ReverseProxy
 	ids    uint64
 	idMu   sync.Mutex
+
+	tlsInfos tlsCache
 }
 
 // errReserved is returned when a request would reach the proxy's own addresses.

@@ -13,6 +13,7 @@
 package session
 
 import (
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -317,19 +318,7 @@ func (s *Session) Summarize() Summary {
 		Mark:          s.Mark,
 		DurationMS:    float64(s.Duration().Microseconds()) / 1000,
 	}
-	if u, err := url.Parse(s.Request.URL); err == nil {
-		sum.Host = u.Hostname()
-		sum.Path = u.EscapedPath()
-		if u.RawQuery != "" {
-			sum.Path += "?" + u.RawQuery
-		}
-		if s.Request.Method == http.MethodConnect {
-			sum.Host = u.Hostname()
-			if sum.Host == "" {
-				sum.Host, _, _ = strings.Cut(u.Opaque, ":")
-			}
-		}
-	}
+	sum.Host, sum.Path = splitURL(s.Request.URL)
 	if s.Response != nil {
 		sum.RespBytes = s.Response.Body.Size
 		sum.ContentType = s.Response.Header.Get("Content-Type")
@@ -339,4 +328,44 @@ func (s *Session) Summarize() Summary {
 		sum.ErrorPhase = s.Error.Phase
 	}
 	return sum
+}
+
+// splitURL returns the host (no port, no brackets) and the path with query of an absolute
+// URL, or of a CONNECT target (host:port). It avoids url.Parse on the hot path for the
+// common shapes and falls back to it for the rest.
+func splitURL(raw string) (host, path string) {
+	rest := raw
+	if i := strings.Index(rest, "://"); i >= 0 {
+		rest = rest[i+3:]
+	} else if !strings.Contains(rest, "/") {
+		// CONNECT target
+		if h, _, err := net.SplitHostPort(rest); err == nil {
+			return h, ""
+		}
+		return rest, ""
+	}
+	authority, p := rest, ""
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		authority, p = rest[:i], rest[i:]
+	}
+	if strings.Contains(authority, "@") || strings.Contains(p, "#") {
+		u, err := url.Parse(raw)
+		if err != nil {
+			return "", ""
+		}
+		path = u.EscapedPath()
+		if u.RawQuery != "" {
+			path += "?" + u.RawQuery
+		}
+		return u.Hostname(), path
+	}
+	host = authority
+	if h, _, err := net.SplitHostPort(authority); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if p == "" || p[0] == '?' {
+		p = "/" + p
+	}
+	return host, p
 }
