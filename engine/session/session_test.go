@@ -28,8 +28,8 @@ func TestSummarizeAndClone(t *testing.T) {
 	start := time.Now()
 	s := &Session{
 		ID: 7, Started: start,
-		Client:  Conn{Proto: HTTP2, TLS: &TLSInfo{Version: "TLS 1.3"}},
-		Request: Request{Method: "POST", URL: "https://api.example/v1?x=1", Header: http.Header{"A": {"b"}}, Body: Body{Data: []byte("hi"), Size: 2}},
+		Client:   Conn{Proto: HTTP2, TLS: &TLSInfo{Version: "TLS 1.3"}},
+		Request:  Request{Method: "POST", URL: "https://api.example/v1?x=1", Header: http.Header{"A": {"b"}}, Body: Body{Data: []byte("hi"), Size: 2}},
 		Response: &Response{Status: 201, Header: http.Header{"Content-Type": {"application/json"}}, Body: Body{Size: 10}},
 		Timings:  Timings{RequestHeaders: start, ResponseDone: start.Add(1500 * time.Microsecond)},
 		Error:    &Error{Phase: PhaseBody, Side: SideUpstream, Message: "cut"},
