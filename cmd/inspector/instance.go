@@ -84,14 +84,14 @@ func runInstance(args []string) error {
 	return errors.Join(err, inst.shutdown())
 }
 
-func startInstance(dir string, f instanceFlags) (inst *instance, err error) {
+func startInstance(dir string, f instanceFlags) (_ *instance, err error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("data directory: %w", err)
 	}
-	inst = &instance{dataDir: dir}
+	inst := &instance{dataDir: dir}
 	defer func() {
 		if err != nil {
-			_ = inst.shutdown()
+			_ = inst.shutdown() // undo what started before the failure
 		}
 	}()
 	// A system proxy left pointing at a dead instance means no internet: fix that first.

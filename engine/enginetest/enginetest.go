@@ -69,6 +69,29 @@ func StartOrigin(t testing.TB, kind string, h http.Handler) *Origin {
 	return &Origin{Server: srv, Kind: kind}
 }
 
+// StartUntrustedOrigin starts a TLS origin whose certificate comes from a CA of its own,
+// which nothing trusts (httptest's servers all share one certificate, so trusting one of
+// them trusts all).
+func StartUntrustedOrigin(t testing.TB, h http.Handler) *Origin {
+	t.Helper()
+	if h == nil {
+		h = Handler()
+	}
+	other, err := rootca.Load(filepath.Join(t.TempDir(), "untrusted-ca"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf, err := other.LeafFor("127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewUnstartedServer(h)
+	srv.TLS = &tls.Config{Certificates: []tls.Certificate{*leaf}}
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	return &Origin{Server: srv, Kind: OriginH1TLS}
+}
+
 // Handler is the standard test origin:
 //
 //	/echo        echoes the request: method, proto, headers as X-Echo-*, body sha256 and size
