@@ -65,3 +65,15 @@ fuzz:
 
 clean:
 	rm -f $(BIN)
+
+screenshots: build
+	sh docs/screenshots/take.sh
+
+# Linux desktop bundle (inspector.tar.xz with the .desktop entry and icon) with the fyne
+# tool, which reads FyneApp.toml from the main package's folder.
+FYNE_TOOL := fyne.io/tools/cmd/fyne@v1.7.4
+package: deps
+	cp FyneApp.toml cmd/inspector/FyneApp.toml
+	cd cmd/inspector && $(GO) run $(FYNE_TOOL) package -os linux -tags $(TAGS) -release; \
+	  status=$$?; rm -f FyneApp.toml fyne_metadata_init.go; exit $$status
+	mv cmd/inspector/*.tar.xz . 2>/dev/null || true

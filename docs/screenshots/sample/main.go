@@ -44,7 +44,7 @@ func main() {
 	mux.HandleFunc("/api/users", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
 		http.SetCookie(w, &http.Cookie{Name: "session", Value: "s3cr3t", Path: "/", HttpOnly: true})
-		fmt.Fprint(w, `{"users":[{"id":1,"name":"Ada Lovelace","roles":["admin","dev"]},{"id":2,"name":"Alan Turing","roles":["dev"]}],"total":2,"next":null}`)
+		fmt.Fprint(w, `{"users":[{"id":1,"name":"Sample User","roles":["admin","dev"]},{"id":2,"name":"Second User","roles":["dev"]}],"total":2,"next":null}`)
 	})
 	mux.HandleFunc("/api/orders", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")

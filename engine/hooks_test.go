@@ -1,0 +1,161 @@
+package engine_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"inspector/engine"
+	et "inspector/engine/enginetest"
+	"inspector/engine/session"
+)
+
+func TestHooksModifyAndAnswer(t *testing.T) {
+	et.RequireNoLeaks(t)
+	o := et.StartOrigin(t, et.OriginH2TLS, nil)
+	p := et.StartProxy(t, nil, o)
+	p.AddRequestHook(engine.RequestHookFunc(func(ctx context.Context, f *engine.Flow) error {
+		switch f.Request.URL.Path {
+		case "/echo":
+			f.Request.Header.Set("X-Added-By-Hook", "1")
+		case "/answered":
+			f.Response = &http.Response{StatusCode: 418, Header: http.Header{"X-Hook": {"yes"}},
+				Body: io.NopCloser(strings.NewReader("short and stout"))}
+		case "/refused":
+			return errors.New("not today")
+		}
+		return nil
+	}))
+	p.AddResponseHook(engine.ResponseHookFunc(func(ctx context.Context, f *engine.Flow) error {
+		f.Response.Header.Set("X-Seen-By-Response-Hook", f.Session.Request.Method)
+		return nil
+	}))
+	c := p.Client(t, et.ClientH2)
+
+	resp, err := c.Get(o.URL + "/echo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.Header.Get("X-Echo-H-X-Added-By-Hook") != "1" || resp.Header.Get("X-Seen-By-Response-Hook") != "GET" {
+		t.Errorf("hooks not applied: %v", resp.Header)
+	}
+	if s := p.Next(t); s.Request.Header.Get("X-Added-By-Hook") != "1" {
+		t.Error("the session does not show the request as sent upstream")
+	}
+
+	resp, err = c.Get(o.URL + "/answered")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 418 || string(body) != "short and stout" {
+		t.Errorf("answer: %s %q", resp.Status, body)
+	}
+	s := p.Next(t)
+	if !s.Flags.Has(session.FlagAnswered) || s.Status() != 418 || string(s.Response.Body.Data) != "short and stout" || s.Upstream.Addr != "" {
+		t.Errorf("answered session flags %b status %d upstream %q", s.Flags, s.Status(), s.Upstream.Addr)
+	}
+
+	resp, err = c.Get(o.URL + "/refused")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if s := p.Next(t); resp.StatusCode != 502 || s.Error == nil || s.Error.Phase != session.PhaseHook {
+		t.Errorf("hook error: %s %+v", resp.Status, s.Error)
+	}
+}
+
+func TestClientGoingAwayCancelsUpstream(t *testing.T) {
+	et.RequireNoLeaks(t)
+	reached := make(chan struct{}, 1)
+	cancelled := make(chan struct{}, 1)
+	o := et.StartOrigin(t, et.OriginH2TLS, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		reached <- struct{}{}
+		<-r.Context().Done()
+		cancelled <- struct{}{}
+	}))
+	p := et.StartProxy(t, nil, o)
+	for _, kind := range []string{et.ClientH1, et.ClientH2} {
+		ctx, cancel := context.WithCancel(context.Background())
+		req, _ := http.NewRequestWithContext(ctx, "GET", o.URL+"/slow", nil)
+		errc := make(chan error, 1)
+		go func() {
+			resp, err := p.Client(t, kind).Do(req)
+			if err == nil {
+				resp.Body.Close()
+			}
+			errc <- err
+		}()
+		<-reached
+		cancel()
+		<-errc
+		<-cancelled // the origin saw its request cancelled: the proxy did not keep it going
+		s := p.Next(t)
+		if s.Error == nil || s.Error.Side != session.SideClient {
+			t.Errorf("session error %+v, want client side", s.Error)
+		}
+	}
+}
+
+func TestSlowSubscriberIsToldNotWaitedFor(t *testing.T) {
+	et.RequireNoLeaks(t)
+	o := et.StartOrigin(t, et.OriginH1Plain, nil)
+	p := et.StartProxy(t, nil, o)
+	sub := p.Subscribe(2) // never read while traffic flows
+	defer sub.Close()
+	c := p.Client(t, et.ClientH1)
+	for i := 0; i < 20; i++ {
+		resp, err := c.Get(o.URL + "/echo")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		p.Next(t)
+	}
+	if sub.Dropped() == 0 || p.Stats().DroppedEvents == 0 {
+		t.Fatalf("dropped %d / %d", sub.Dropped(), p.Stats().DroppedEvents)
+	}
+	// Drain, then the next event brings a resync notice first.
+	for len(sub.C) > 0 {
+		<-sub.C
+	}
+	resp, err := c.Get(o.URL + "/echo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	p.Next(t)
+	if ev := <-sub.C; ev.Kind != engine.EventResync {
+		t.Errorf("first event after falling behind: %v", ev.Kind)
+	}
+	if got := p.Stats().Sessions; got != 21 {
+		t.Errorf("completed %d sessions", got)
+	}
+}
+
+func TestCaptureOffRecordsNothing(t *testing.T) {
+	et.RequireNoLeaks(t)
+	o := et.StartOrigin(t, et.OriginH1TLS, nil)
+	p := et.StartProxy(t, nil, o)
+	p.SetCapture(false)
+	resp, err := p.Client(t, et.ClientH2).Get(o.URL + "/echo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	p.SetCapture(true)
+	resp, err = p.Client(t, et.ClientH1).Get(o.URL + "/status?code=201")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if s := p.Next(t); s.Status() != 201 {
+		t.Errorf("first recorded session is %d, want the one after capture resumed", s.Status())
+	}
+}
