@@ -1,0 +1,589 @@
+package main
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"inspector/engine/filter"
+	"inspector/engine/session"
+	"inspector/store"
+	"inspector/store/har"
+)
+
+func init() {
+	register("sessions", "list stored sessions", runSessions)
+	register("show", "show one session in full", runShow)
+	register("har export", "write sessions as HAR 1.2", runHARExport)
+	register("har import", "add the sessions of a HAR file", runHARImport)
+}
+
+// cliLockTimeout is how long a subcommand waits for the store before concluding that a
+// running instance holds it and using the control API instead.
+const cliLockTimeout = 300 * time.Millisecond
+
+// source is where a read subcommand gets sessions: the store file directly, or a running
+// instance's control API. Exactly one of st and api is set, or neither for a data
+// directory without a store yet (empty).
+type source struct {
+	st  *store.Store
+	api *controlClient
+}
+
+func (s *source) Close() {
+	if s.st != nil {
+		s.st.Close()
+	}
+}
+
+// openSource opens the store read-only; when a running instance holds it, it connects to
+// that instance's control API instead.
+func openSource(dataDir string) (*source, error) {
+	st, err := store.Open(filepath.Join(dataDir, "sessions.db"), store.Options{ReadOnly: true, LockTimeout: cliLockTimeout})
+	switch {
+	case err == nil:
+		return &source{st: st}, nil
+	case errors.Is(err, os.ErrNotExist):
+		return &source{}, nil
+	case errors.Is(err, store.ErrLocked):
+		api, cerr := newControlClient(dataDir)
+		if cerr != nil {
+			return nil, fmt.Errorf("%w, but its control API is not available: %v", err, cerr)
+		}
+		return &source{api: api}, nil
+	default:
+		return nil, err
+	}
+}
+
+func parseFilterFlag(expr string) (*filter.Expr, error) {
+	if expr == "" {
+		return nil, nil
+	}
+	f, err := filter.Parse(expr)
+	if err != nil {
+		return nil, usagef("--filter: %v", err)
+	}
+	return f, nil
+}
+
+func runSessions(args []string) error {
+	fs := newFlagSet("sessions")
+	dataDir := dataDirFlag(fs)
+	filterExpr := fs.String("filter", "", "only sessions matching this filter expression")
+	asJSON := fs.Bool("json", false, "one JSON object per line")
+	limit := fs.Int("limit", 0, "at most N sessions (the oldest N matching; 0: all)")
+	after := fs.Uint64("after", 0, "only sessions with an id above ID (paging)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("sessions takes no arguments, got %q", fs.Arg(0))
+	}
+	if *limit < 0 {
+		return usagef("--limit must not be negative")
+	}
+	f, err := parseFilterFlag(*filterExpr)
+	if err != nil {
+		return err
+	}
+	dir, err := dataDir()
+	if err != nil {
+		return err
+	}
+	src, err := openSource(dir)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+
+	enc := json.NewEncoder(stdout)
+	enc.SetEscapeHTML(false)
+	emit := func(s *session.Summary) error {
+		if *asJSON {
+			return enc.Encode(s)
+		}
+		_, err := fmt.Fprintln(stdout, formatSessionLine(*s))
+		return err
+	}
+	q := store.Query{Filter: f, After: session.ID(*after), Limit: *limit}
+	const page = 1000
+	for sent := 0; ; {
+		pq := q
+		pq.Limit = page
+		if q.Limit > 0 {
+			pq.Limit = min(page, q.Limit-sent)
+		}
+		if pq.Limit == 0 {
+			return nil
+		}
+		var sums []session.Summary
+		switch {
+		case src.st != nil:
+			sums, err = src.st.List(pq)
+		case src.api != nil:
+			sums, err = src.api.sessions(*filterExpr, pq.After, pq.Limit)
+		}
+		if err != nil {
+			return err
+		}
+		for i := range sums {
+			if err := emit(&sums[i]); err != nil {
+				return err
+			}
+		}
+		sent += len(sums)
+		if len(sums) < pq.Limit {
+			return nil
+		}
+		q.After = sums[len(sums)-1].ID
+	}
+}
+
+// shortProto gives the short protocol names of the session line.
+func shortProto(p string) string {
+	switch p {
+	case session.HTTP1:
+		return "h1"
+	case "":
+		return "-"
+	}
+	return p
+}
+
+// formatBytes prints a byte count the way the session line does: 512B, 1.2kB, 3.4MB.
+func formatBytes(n int64) string {
+	switch {
+	case n < 1000:
+		return strconv.FormatInt(n, 10) + "B"
+	case n < 1000*1000:
+		return strconv.FormatFloat(float64(n)/1000, 'f', 1, 64) + "kB"
+	case n < 1000*1000*1000:
+		return strconv.FormatFloat(float64(n)/1e6, 'f', 1, 64) + "MB"
+	}
+	return strconv.FormatFloat(float64(n)/1e9, 'f', 1, 64) + "GB"
+}
+
+func formatMS(ms float64) string {
+	switch {
+	case ms >= 10000:
+		return strconv.FormatFloat(ms/1000, 'f', 0, 64) + "s"
+	case ms >= 1000:
+		return strconv.FormatFloat(ms/1000, 'f', 1, 64) + "s"
+	case ms >= 10:
+		return strconv.FormatFloat(ms, 'f', 0, 64) + "ms"
+	}
+	return strconv.FormatFloat(ms, 'f', 1, 64) + "ms"
+}
+
+// formatSessionLine is the one-line text form of a session, shared by `inspector
+// sessions` and the headless output (PRODUCT.md):
+//
+//	#42 200 GET https://example.com/api h2→h1 1.2kB 35ms
+//
+// status is "---" without a response; the protocols are client→upstream ("-" when there
+// was no upstream leg); the size is the response body as on the wire. A failure, a
+// replay and an import are appended.
+func formatSessionLine(s session.Summary) string {
+	var b strings.Builder
+	b.Grow(64 + len(s.URL))
+	b.WriteString("#")
+	b.WriteString(strconv.FormatUint(uint64(s.ID), 10))
+	b.WriteByte(' ')
+	if s.Status != 0 {
+		b.WriteString(strconv.Itoa(s.Status))
+	} else {
+		b.WriteString("---")
+	}
+	b.WriteByte(' ')
+	b.WriteString(s.Method)
+	b.WriteByte(' ')
+	b.WriteString(s.URL)
+	b.WriteByte(' ')
+	b.WriteString(shortProto(s.ClientProto))
+	b.WriteString("→")
+	b.WriteString(shortProto(s.UpstreamProto))
+	b.WriteByte(' ')
+	b.WriteString(formatBytes(s.RespBytes))
+	b.WriteByte(' ')
+	b.WriteString(formatMS(s.DurationMS))
+	if s.Error != "" {
+		b.WriteString(" error: ")
+		b.WriteString(s.Error)
+	}
+	if s.ReplayOf != 0 {
+		b.WriteString(" replay of #")
+		b.WriteString(strconv.FormatUint(uint64(s.ReplayOf), 10))
+	}
+	if s.Flags.Has(session.FlagImported) {
+		b.WriteString(" (imported)")
+	}
+	return b.String()
+}
+
+func runShow(args []string) error {
+	fs := newFlagSet("show")
+	dataDir := dataDirFlag(fs)
+	asJSON := fs.Bool("json", false, "the session as JSON")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return usagef("show takes one session id")
+	}
+	n, err := strconv.ParseUint(strings.TrimPrefix(fs.Arg(0), "#"), 10, 64)
+	if err != nil || n == 0 {
+		return usagef("show: %q is not a session id", fs.Arg(0))
+	}
+	id := session.ID(n)
+	dir, err := dataDir()
+	if err != nil {
+		return err
+	}
+	src, err := openSource(dir)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	var ss *session.Session
+	switch {
+	case src.st != nil:
+		ss, err = src.st.Get(id)
+	case src.api != nil:
+		ss, err = src.api.session(id)
+	default:
+		err = fmt.Errorf("session %d: %w", id, store.ErrNotFound)
+	}
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetEscapeHTML(false)
+		return enc.Encode(ss)
+	}
+	return writeSessionText(stdout, ss)
+}
+
+// writeSessionText prints a session for people: connection legs, both messages with
+// headers and bodies (text, or base64 when binary), timings, and the error.
+func writeSessionText(w io.Writer, s *session.Session) error {
+	p := func(format string, a ...any) { fmt.Fprintf(w, format, a...) }
+	p("Session #%d  %s\n", s.ID, s.Started.Format(time.RFC3339Nano))
+	var notes []string
+	for _, f := range []struct {
+		f    session.Flags
+		name string
+	}{{session.FlagTunnel, "tunnel"}, {session.FlagWebSocket, "websocket"}, {session.FlagHandshakeFailed, "client handshake failed"},
+		{session.FlagImported, "imported"}, {session.FlagAnswered, "answered by a rule"}} {
+		if s.Flags.Has(f.f) {
+			notes = append(notes, f.name)
+		}
+	}
+	if s.ReplayOf != 0 {
+		notes = append(notes, fmt.Sprintf("replay of #%d", s.ReplayOf))
+	}
+	if len(notes) > 0 {
+		p("Notes:    %s\n", strings.Join(notes, ", "))
+	}
+	if s.Mark != "" || s.Comment != "" {
+		p("Mark:     %s %s\n", s.Mark, s.Comment)
+	}
+	for _, leg := range []struct {
+		name string
+		c    session.Conn
+	}{{"Client:  ", s.Client}, {"Upstream:", s.Upstream}} {
+		if leg.c.Addr == "" && leg.c.Proto == "" {
+			continue
+		}
+		p("%s %s %s", leg.name, leg.c.Addr, leg.c.Proto)
+		if leg.c.Reused {
+			p(" (reused)")
+		}
+		if t := leg.c.TLS; t != nil {
+			p(" %s %s", t.Version, t.CipherSuite)
+			if t.ServerName != "" {
+				p(" sni=%s", t.ServerName)
+			}
+			if t.ALPN != "" {
+				p(" alpn=%s", t.ALPN)
+			}
+			if t.Resumed {
+				p(" resumed")
+			}
+			if len(t.Certificates) > 0 {
+				p(" certs=%d", len(t.Certificates))
+			}
+		}
+		p("\n")
+	}
+	if s.Error != nil {
+		p("Error:    %s\n", s.Error.Error())
+	}
+
+	p("\n> %s %s %s\n", s.Request.Method, s.Request.URL, s.Request.Proto)
+	writeHeader(w, "> ", s.Request.Header)
+	writeBody(w, "request", s.Request.Body)
+	writeHeader(w, "> trailer ", s.Request.Trailer)
+	if r := s.Response; r != nil {
+		p("\n< %s %d %s\n", r.Proto, r.Status, r.Reason)
+		writeHeader(w, "< ", r.Header)
+		writeBody(w, "response", r.Body)
+		writeHeader(w, "< trailer ", r.Trailer)
+	} else {
+		p("\n(no response)\n")
+	}
+	for _, m := range s.Messages {
+		dir := "<"
+		if m.FromClient {
+			dir = ">"
+		}
+		p("ws %s opcode %d %d bytes: %s\n", dir, m.Opcode, m.Size, bodyText(m.Data))
+	}
+
+	p("\nTimings:\n")
+	t := s.Timings
+	start := t.ClientConnected
+	if start.IsZero() {
+		start = s.Started
+	}
+	for _, ph := range []struct {
+		name string
+		at   time.Time
+	}{{"client connected", t.ClientConnected}, {"client TLS done", t.ClientTLSDone}, {"request headers", t.RequestHeaders},
+		{"request done", t.RequestDone}, {"DNS start", t.DNSStart}, {"DNS done", t.DNSDone}, {"connect start", t.ConnectStart},
+		{"connect done", t.ConnectDone}, {"upstream TLS done", t.UpstreamTLSDone}, {"request sent", t.RequestSent},
+		{"first byte", t.FirstByte}, {"response done", t.ResponseDone}} {
+		if !ph.at.IsZero() {
+			p("  %-18s +%s\n", ph.name, formatMS(float64(ph.at.Sub(start).Microseconds())/1000))
+		}
+	}
+	if d := s.Duration(); d > 0 {
+		p("  %-18s %s\n", "total", formatMS(float64(d.Microseconds())/1000))
+	}
+	return nil
+}
+
+func writeHeader(w io.Writer, prefix string, h http.Header) {
+	keys := make([]string, 0, len(h))
+	for k := range h {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		for _, v := range h[k] {
+			fmt.Fprintf(w, "%s%s: %s\n", prefix, k, v)
+		}
+	}
+}
+
+func writeBody(w io.Writer, what string, b session.Body) {
+	if b.Size == 0 && len(b.Data) == 0 {
+		return
+	}
+	note := ""
+	if b.Truncated || b.Size > int64(len(b.Data)) {
+		note = fmt.Sprintf(", %d captured", len(b.Data))
+	}
+	if isText(b.Data) {
+		fmt.Fprintf(w, "\n[%s body: %d bytes%s]\n%s\n", what, b.Size, note, b.Data)
+		return
+	}
+	fmt.Fprintf(w, "\n[%s body: %d bytes%s, base64]\n%s\n", what, b.Size, note, base64.StdEncoding.EncodeToString(b.Data))
+}
+
+func bodyText(d []byte) string {
+	if isText(d) {
+		return string(d)
+	}
+	return "base64:" + base64.StdEncoding.EncodeToString(d)
+}
+
+// isText: valid UTF-8 without control characters other than tab, CR, LF.
+func isText(d []byte) bool {
+	if !utf8.Valid(d) {
+		return false
+	}
+	for _, r := range string(d) {
+		if r < 0x20 && r != '\t' && r != '\n' && r != '\r' || r == 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+func runHARExport(args []string) error {
+	fs := newFlagSet("har export")
+	dataDir := dataDirFlag(fs)
+	filterExpr := fs.String("filter", "", "only sessions matching this filter expression")
+	out := fs.String("o", "", "output `FILE` (required; - for stdout)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("har export takes no arguments, got %q", fs.Arg(0))
+	}
+	if *out == "" {
+		return usagef("har export needs -o FILE")
+	}
+	f, err := parseFilterFlag(*filterExpr)
+	if err != nil {
+		return err
+	}
+	dir, err := dataDir()
+	if err != nil {
+		return err
+	}
+	src, err := openSource(dir)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+
+	// Write to a temporary file renamed at the end: no half-written HAR under FILE.
+	var dst io.Writer = stdout
+	var tmp *os.File
+	if *out != "-" {
+		tmp, err = os.CreateTemp(filepath.Dir(*out), "."+filepath.Base(*out)+".*")
+		if err != nil {
+			return err
+		}
+		defer func() {
+			if tmp != nil {
+				tmp.Close()
+				os.Remove(tmp.Name())
+			}
+		}()
+		dst = tmp
+	}
+	hw, err := har.NewWriter(dst, version)
+	if err != nil {
+		return err
+	}
+	total := -1
+	if src.st != nil {
+		total, _ = src.st.Count(f)
+	}
+	n := 0
+	progress := func() {
+		n++
+		if n%1000 == 0 {
+			if total > 0 {
+				fmt.Fprintf(stderr, "har export: %d/%d sessions\n", n, total)
+			} else {
+				fmt.Fprintf(stderr, "har export: %d sessions\n", n)
+			}
+		}
+	}
+	switch {
+	case src.st != nil:
+		err = src.st.Each(store.Query{Filter: f}, func(s *session.Session) error {
+			progress()
+			return hw.Add(s)
+		})
+	case src.api != nil:
+		var after session.ID
+		for err == nil {
+			var sums []session.Summary
+			sums, err = src.api.sessions(*filterExpr, after, 500)
+			for i := 0; err == nil && i < len(sums); i++ {
+				var s *session.Session
+				if s, err = src.api.session(sums[i].ID); errors.Is(err, store.ErrNotFound) {
+					err = nil // evicted meanwhile
+					continue
+				}
+				if err == nil {
+					progress()
+					err = hw.Add(s)
+				}
+			}
+			if len(sums) < 500 {
+				break
+			}
+			after = sums[len(sums)-1].ID
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if err := hw.Close(); err != nil {
+		return err
+	}
+	if tmp != nil {
+		if err := tmp.Close(); err != nil {
+			return err
+		}
+		if err := os.Rename(tmp.Name(), *out); err != nil {
+			return err
+		}
+		tmp = nil
+	}
+	fmt.Fprintf(stderr, "har export: %d sessions written\n", n)
+	return nil
+}
+
+// importHARInto reads a whole HAR document and stores its sessions, all or none.
+func importHARInto(st *store.Store, r io.Reader) ([]session.ID, error) {
+	sessions, err := har.Read(r)
+	if err != nil {
+		return nil, err
+	}
+	return st.Import(sessions)
+}
+
+func runHARImport(args []string) error {
+	fs := newFlagSet("har import")
+	dataDir := dataDirFlag(fs)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return usagef("har import takes one FILE")
+	}
+	in, err := os.Open(fs.Arg(0))
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	dir, err := dataDir()
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	var ids []session.ID
+	st, err := store.Open(filepath.Join(dir, "sessions.db"), store.Options{LockTimeout: cliLockTimeout})
+	switch {
+	case err == nil:
+		ids, err = importHARInto(st, in)
+		if cerr := st.Close(); err == nil {
+			err = cerr
+		}
+	case errors.Is(err, store.ErrLocked):
+		api, cerr := newControlClient(dir)
+		if cerr != nil {
+			return fmt.Errorf("%w, but its control API is not available: %v", err, cerr)
+		}
+		ids, err = api.importHAR(in)
+	}
+	if err != nil {
+		return fmt.Errorf("har import %s: %w (nothing was added)", fs.Arg(0), err)
+	}
+	if len(ids) == 0 {
+		fmt.Fprintf(stdout, "imported 0 sessions\n")
+		return nil
+	}
+	fmt.Fprintf(stdout, "imported %d sessions (#%d–#%d)\n", len(ids), ids[0], ids[len(ids)-1])
+	return nil
+}
