@@ -17,6 +17,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"inspector/engine/filter"
 	"inspector/engine/session"
 )
 
@@ -671,5 +672,48 @@ func TestSummaryRecordRejectsGarbage(t *testing.T) {
 		if _, err := decodeSummary(5, rec[:i], &got, false); err == nil {
 			t.Fatalf("truncated record of %d bytes decoded", i)
 		}
+	}
+}
+
+func TestListWithFilters(t *testing.T) {
+	s := openTest(t, filepath.Join(t.TempDir(), "sessions.db"), Options{})
+	for i := 0; i < 20; i++ {
+		x := testSession(s.NextID(), []int{200, 404, 500, 302}[i%4], 0, 0)
+		if i == 13 {
+			x.Response.Body = session.Body{Data: []byte("needle in a body"), Size: 16}
+		}
+		s.Put(x)
+	}
+	s.Flush()
+	cases := []struct {
+		expr string
+		want []session.ID
+	}{
+		{"status:4xx", []session.ID{2, 6, 10, 14, 18}},
+		{"status:5xx id:>10", []session.ID{11, 15, 19}},
+		{"body:needle", []session.ID{14}}, // loads sessions
+	}
+	for _, c := range cases {
+		f, err := filter.Parse(c.expr)
+		if err != nil {
+			t.Fatalf("Parse(%q): %v", c.expr, err)
+		}
+		got, err := s.List(Query{Filter: f})
+		if err != nil || !reflect.DeepEqual(ids(got), c.want) {
+			t.Errorf("List(%q) = %v, %v; want %v", c.expr, ids(got), err, c.want)
+		}
+		if n, _ := s.Count(f); n != len(c.want) {
+			t.Errorf("Count(%q) = %d", c.expr, n)
+		}
+	}
+	f, _ := filter.Parse("status:4xx")
+	got, _ := s.List(Query{Filter: f, Newest: true, Limit: 2})
+	if !reflect.DeepEqual(ids(got), []session.ID{18, 14}) {
+		t.Errorf("newest 4xx = %v", ids(got))
+	}
+	// Summaries of an aliased filter scan are copies: still valid after the transaction.
+	got, _ = s.List(Query{Filter: f})
+	if got[0].URL != "https://example.com/api/2?q=x" || got[0].Host != "example.com" {
+		t.Errorf("summary after scan: %+v", got[0])
 	}
 }
