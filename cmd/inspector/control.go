@@ -32,6 +32,7 @@ type controlInfo struct {
 	URL   string `json:"url"`
 	Token string `json:"token"`
 	Proxy string `json:"proxy,omitempty"`
+	PID   int    `json:"pid,omitempty"` // the instance's process, so `proxy on` can tie the system proxy to its life
 }
 
 // maxImportBytes bounds a HAR upload to POST /api/v1/har.
@@ -80,7 +81,7 @@ func startControl(dataDir, proxyAddr string, st *store.Store, extra map[string]h
 		return "", nil, fmt.Errorf("control API: %w", err)
 	}
 	addr = ln.Addr().String()
-	info := controlInfo{URL: "http://" + addr, Token: token, Proxy: proxyAddr}
+	info := controlInfo{URL: "http://" + addr, Token: token, Proxy: proxyAddr, PID: os.Getpid()}
 	path := filepath.Join(dataDir, controlFile)
 	if err := writeControlFile(path, info); err != nil {
 		ln.Close()

@@ -123,6 +123,14 @@ func startInstance(dir string, f instanceFlags) (_ *instance, err error) {
 	}
 	inst.store = st
 	inst.stops = append(inst.stops, st.Close)
+	if ss := st.Stats(); ss.MovedAside != "" || ss.Missing > 0 {
+		if ss.MovedAside != "" {
+			fmt.Fprintf(stderr, "inspector: the damaged session store was moved to %s; starting with an empty one\n", ss.MovedAside)
+		}
+		if ss.Missing > 0 {
+			fmt.Fprintf(stderr, "inspector: the last run ended abruptly: %d sessions may be missing\n", ss.Missing)
+		}
+	}
 
 	eng, err := engine.New(engine.Config{
 		Listen:           f.listen,
