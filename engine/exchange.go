@@ -186,6 +186,10 @@ func (e *Engine) serveExchange(w http.ResponseWriter, r *http.Request) {
 		},
 	}
 	x.s = s
+	if st, ok := r.Context().Value(sendKey{}).(*sendState); ok {
+		s.ReplayOf = st.opts.ReplayOf
+		st.s = s
+	}
 	e.publish(Event{Kind: EventBegin, Summary: inflight(s)})
 
 	if r.Body != nil && r.Body != http.NoBody {
@@ -221,6 +225,11 @@ func (e *Engine) serveExchange(w http.ResponseWriter, r *http.Request) {
 	}
 	if f.Request != r { // a hook replaced the request
 		r = f.Request.WithContext(ctx)
+	}
+	if r.Body != nil && r.Body != http.NoBody && r.Body != io.ReadCloser(x.reqBody) {
+		// A hook replaced the body: capture what is really sent.
+		x.reqBody = newCaptureBody(r.Body, e.cfg.CaptureLimit, func() http.Header { return r.Trailer })
+		r.Body = x.reqBody
 	}
 	s.Request.Method, s.Request.URL, s.Request.Header = r.Method, x.publicURL(r), r.Header
 	e.up.proxy.ServeHTTP(w, r)

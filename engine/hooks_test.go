@@ -159,3 +159,50 @@ func TestCaptureOffRecordsNothing(t *testing.T) {
 		t.Errorf("first recorded session is %d, want the one after capture resumed", s.Status())
 	}
 }
+
+func TestSendRecordsALinkedSession(t *testing.T) {
+	et.RequireNoLeaks(t)
+	o := et.StartOrigin(t, et.OriginH2TLS, nil)
+	p := et.StartProxy(t, nil, o)
+	req, _ := http.NewRequest("POST", o.URL+"/echo", strings.NewReader("again"))
+	req.Header.Set("X-Replay", "1")
+	s, err := p.Send(context.Background(), req, engine.SendOptions{ReplayOf: 41})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.ReplayOf != 41 || s.Status() != 200 || string(s.Request.Body.Data) != "again" ||
+		s.Response.Header.Get("X-Echo-H-X-Replay") != "1" || s.Upstream.Proto != session.HTTP2 {
+		t.Errorf("sent session: replay_of %d status %d body %q", s.ReplayOf, s.Status(), s.Request.Body.Data)
+	}
+	if got := p.Next(t); got != s {
+		t.Error("the sent session was not published like a live one")
+	}
+	bad, _ := http.NewRequest("GET", "/relative", nil)
+	if _, err := p.Send(context.Background(), bad, engine.SendOptions{}); err == nil {
+		t.Error("relative URL accepted")
+	}
+}
+
+func TestResponseHookReplacesBody(t *testing.T) {
+	et.RequireNoLeaks(t)
+	o := et.StartOrigin(t, et.OriginH1TLS, nil)
+	p := et.StartProxy(t, nil, o)
+	p.AddResponseHook(engine.ResponseHookFunc(func(ctx context.Context, f *engine.Flow) error {
+		f.Response.Body.Close()
+		f.Response.StatusCode = 203
+		f.Response.Header.Del("Content-Length")
+		f.Response.ContentLength = -1
+		f.Response.Body = io.NopCloser(strings.NewReader("edited"))
+		return nil
+	}))
+	resp, err := p.Client(t, et.ClientH1).Get(o.URL + "/echo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	s := p.Next(t)
+	if resp.StatusCode != 203 || string(body) != "edited" || s.Status() != 203 || string(s.Response.Body.Data) != "edited" {
+		t.Errorf("client %d %q, session %d %q", resp.StatusCode, body, s.Status(), s.Response.Body.Data)
+	}
+}

@@ -270,6 +270,15 @@ func (u *upstream) modifyResponse(resp *http.Response) error {
 				return fmt.Errorf("response hook: %w", err)
 			}
 		}
+		if resp.Body != io.ReadCloser(x.respCap) && resp.Body != nil && x.ws == nil {
+			// A hook replaced the body: capture what the client really gets.
+			x.respCap = newCaptureBody(resp.Body, u.e.cfg.CaptureLimit, func() http.Header { return resp.Trailer })
+			resp.Body = x.respCap
+		}
+		if x.s.Response != nil {
+			x.s.Response.Status = resp.StatusCode
+			x.s.Response.Header = resp.Header
+		}
 	}
 	u.e.publish(Event{Kind: EventUpdate, Summary: inflight(x.s)})
 	return nil
