@@ -36,6 +36,7 @@ type instanceFlags struct {
 	listen, upstreamCA, upstreamInsecure, noDecrypt string
 	upstreamProto, reverse, listenH3                string
 	captureLimit                                    int64
+	noCapture                                       bool
 }
 
 // runInstance runs the proxy with a window, or headless.
@@ -53,6 +54,7 @@ func runInstance(args []string) error {
 	fs.StringVar(&f.reverse, "reverse", "", "reverse-proxy mode towards this origin (not available yet)")
 	fs.StringVar(&f.listenH3, "listen-h3", "", "also accept HTTP/3 on this UDP address (not available yet)")
 	fs.Int64Var(&f.captureLimit, "capture-limit", 1<<20, "bytes of each body kept in memory per session (-1: none)")
+	fs.BoolVar(&f.noCapture, "no-capture", false, "start with recording off: traffic is relayed but no sessions are captured or stored")
 	fs.BoolVar(&f.resetStore, "reset-store", false, "if the session store is damaged, move it aside and start a new one")
 	fs.BoolVar(&f.systemProxy, "system-proxy", false, "point the OS system proxy at this instance while it runs (restored on exit, and after a crash)")
 	if err := parseFlags(fs, args); err != nil {
@@ -150,6 +152,7 @@ func startInstance(dir string, f instanceFlags) (_ *instance, err error) {
 		return nil, err
 	}
 	inst.engine = eng
+	eng.SetCapture(!f.noCapture)
 	inst.stops = append(inst.stops, func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
