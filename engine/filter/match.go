@@ -2,10 +2,7 @@ package filter
 
 import (
 	"bytes"
-	"compress/flate"
-	"compress/gzip"
-	"compress/zlib"
-	"io"
+	"errors"
 	"math"
 	"net/http"
 	"strconv"
@@ -629,40 +626,12 @@ const MaxDecodedBody = 8 << 20
 // decode at their very start, are returned as they are; a body that fails part-way (a
 // truncated capture) yields what decoded.
 func decodedBody(data []byte, h http.Header) []byte {
-	ce := h.Get("Content-Encoding")
-	if ce == "" || len(data) == 0 {
+	if len(data) == 0 {
 		return data
 	}
-	var encs []string
-	for _, e := range strings.Split(ce, ",") {
-		if e = strings.ToLower(strings.TrimSpace(e)); e != "" && e != "identity" {
-			encs = append(encs, e)
-		}
-	}
-	out := data
-	for i := len(encs) - 1; i >= 0; i-- {
-		var r io.Reader
-		var err error
-		switch encs[i] {
-		case "gzip", "x-gzip":
-			r, err = gzip.NewReader(bytes.NewReader(out))
-		case "deflate":
-			// RFC 9110 deflate is zlib-wrapped; some servers send raw deflate.
-			r, err = zlib.NewReader(bytes.NewReader(out))
-			if err != nil {
-				r, err = flate.NewReader(bytes.NewReader(out)), nil
-			}
-		default:
-			return data
-		}
-		if err != nil {
-			return data
-		}
-		dec, err := io.ReadAll(io.LimitReader(r, MaxDecodedBody))
-		if err != nil && len(dec) == 0 {
-			return data
-		}
-		out = dec
+	out, _, err := session.DecodeBody(h, data, MaxDecodedBody)
+	if err != nil && !errors.Is(err, session.ErrDecodedTooLarge) && len(out) == 0 {
+		return data
 	}
 	return out
 }

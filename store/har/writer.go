@@ -3,9 +3,6 @@ package har
 import (
 	"bufio"
 	"bytes"
-	"compress/flate"
-	"compress/gzip"
-	"compress/zlib"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -291,17 +288,7 @@ func isText(b []byte) bool {
 }
 
 // encodings lists a Content-Encoding header's codings in the order applied.
-func encodings(h http.Header) []string {
-	var out []string
-	for _, v := range h.Values("Content-Encoding") {
-		for _, e := range strings.Split(v, ",") {
-			if e = strings.ToLower(strings.TrimSpace(e)); e != "" && e != "identity" {
-				out = append(out, e)
-			}
-		}
-	}
-	return out
-}
+func encodings(h http.Header) []string { return session.Codings(h) }
 
 func supportedCodings(encs []string) bool {
 	for _, e := range encs {
@@ -315,34 +302,8 @@ func supportedCodings(encs []string) bool {
 // decodeAll undoes encs (applied in order) completely; ok is false when a coding is not
 // gzip/deflate, the data is damaged or truncated, or the result exceeds limit.
 func decodeAll(data []byte, encs []string, limit int64) ([]byte, bool) {
-	if !supportedCodings(encs) {
-		return nil, false
-	}
-	out := data
-	for i := len(encs) - 1; i >= 0 && len(out) > 0; i-- {
-		var r io.ReadCloser
-		var err error
-		if encs[i] == "deflate" {
-			r, err = zlib.NewReader(bytes.NewReader(out))
-			if err != nil {
-				r = flate.NewReader(bytes.NewReader(out))
-			}
-		} else {
-			var gr *gzip.Reader
-			gr, err = gzip.NewReader(bytes.NewReader(out))
-			if err != nil {
-				return nil, false
-			}
-			r = gr
-		}
-		dec, err := io.ReadAll(io.LimitReader(r, limit+1))
-		r.Close()
-		if err != nil || int64(len(dec)) > limit {
-			return nil, false
-		}
-		out = dec
-	}
-	return out, true
+	out, _, err := session.DecodeBody(http.Header{"Content-Encoding": {strings.Join(encs, ", ")}}, data, int(limit))
+	return out, err == nil
 }
 
 func buildEntry(s *session.Session) *entry {

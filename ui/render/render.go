@@ -6,9 +6,6 @@ package render
 
 import (
 	"bytes"
-	"compress/flate"
-	"compress/gzip"
-	"compress/zlib"
 	"encoding/hex"
 	"encoding/json"
 	"encoding/xml"
@@ -33,49 +30,23 @@ const PreviewCap = 256 << 10
 const DecodedCap = 8 << 20
 
 // ErrUnsupportedEncoding is returned by Decode for encodings this build cannot decode.
-var ErrUnsupportedEncoding = errors.New("content encoding not supported for preview")
+var ErrUnsupportedEncoding = session.ErrUnsupportedEncoding
 
 // Decode undoes the Content-Encoding in h (gzip, x-gzip, deflate; a list is undone in
 // reverse order). It returns data unchanged with an empty name when there is no encoding.
-// At most DecodedCap bytes are produced; truncated says the output was cut there.
+// At most DecodedCap bytes are produced; truncated says the output was cut there. A body
+// whose capture was cut short yields what decoded, without an error.
 func Decode(h http.Header, data []byte) (out []byte, encoding string, truncated bool, err error) {
-	enc := strings.TrimSpace(strings.ToLower(h.Get("Content-Encoding")))
-	if enc == "" || enc == "identity" {
-		return data, "", false, nil
+	out, encoding, err = session.DecodeBody(h, data, DecodedCap)
+	switch {
+	case err == nil:
+		return out, encoding, false, nil
+	case errors.Is(err, session.ErrDecodedTooLarge):
+		return out, encoding, true, nil
+	case errors.Is(err, io.ErrUnexpectedEOF) && len(out) > 0:
+		return out, encoding, false, nil
 	}
-	parts := strings.Split(enc, ",")
-	out = data
-	for i := len(parts) - 1; i >= 0; i-- {
-		var r io.Reader
-		switch p := strings.TrimSpace(parts[i]); p {
-		case "gzip", "x-gzip":
-			zr, err := gzip.NewReader(bytes.NewReader(out))
-			if err != nil {
-				return data, enc, false, fmt.Errorf("gzip: %w", err)
-			}
-			r = zr
-		case "deflate":
-			// RFC 9110 deflate is zlib-wrapped; some servers send raw deflate.
-			if zr, err := zlib.NewReader(bytes.NewReader(out)); err == nil {
-				r = zr
-			} else {
-				r = flate.NewReader(bytes.NewReader(out))
-			}
-		case "identity", "":
-			continue
-		default:
-			return data, enc, false, fmt.Errorf("%w: %s", ErrUnsupportedEncoding, p)
-		}
-		b, err := io.ReadAll(io.LimitReader(r, DecodedCap+1))
-		if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
-			return data, enc, false, fmt.Errorf("%s: %w", strings.TrimSpace(parts[i]), err)
-		}
-		if len(b) > DecodedCap {
-			b, truncated = b[:DecodedCap], true
-		}
-		out = b
-	}
-	return out, enc, truncated, nil
+	return data, encoding, false, err
 }
 
 // Kind is how a body is best shown.
