@@ -17,11 +17,8 @@ func runCAExport(args []string) error {
 	dataDir := dataDirFlag(fs)
 	der := fs.Bool("der", false, "write DER instead of PEM")
 	out := fs.String("o", "", "output file (default stdout)")
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseNoArgs(fs, args); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return usagef("ca export takes no arguments, got %q", fs.Arg(0))
 	}
 	dir, err := dataDir()
 	if err != nil {

@@ -79,11 +79,8 @@ func runProxyOn(args []string) error {
 	fs := newFlagSet("proxy on")
 	dataDir := dataDirFlag(fs)
 	listen := fs.String("listen", "", "proxy address to use when no instance is running (host:port)")
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseNoArgs(fs, args); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return usagef("proxy on takes no arguments, got %q", fs.Arg(0))
 	}
 	dir, err := dataDir()
 	if err != nil {
@@ -140,11 +137,8 @@ func runProxyOn(args []string) error {
 func runProxyOff(args []string) error {
 	fs := newFlagSet("proxy off")
 	dataDir := dataDirFlag(fs)
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseNoArgs(fs, args); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return usagef("proxy off takes no arguments, got %q", fs.Arg(0))
 	}
 	dir, err := dataDir()
 	if err != nil {
@@ -170,11 +164,8 @@ func runProxyStatus(args []string) error {
 	fs := newFlagSet("proxy status")
 	dataDir := dataDirFlag(fs)
 	asJSON := fs.Bool("json", false, "print the status as JSON")
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseNoArgs(fs, args); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return usagef("proxy status takes no arguments, got %q", fs.Arg(0))
 	}
 	dir, err := dataDir()
 	if err != nil {

@@ -84,11 +84,8 @@ func runSessions(args []string) error {
 	asJSON := fs.Bool("json", false, "one JSON object per line")
 	limit := fs.Int("limit", 0, "at most N sessions (the oldest N matching; 0: all)")
 	after := fs.Uint64("after", 0, "only sessions with an id above ID (paging)")
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseNoArgs(fs, args); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return usagef("sessions takes no arguments, got %q", fs.Arg(0))
 	}
 	if *limit < 0 {
 		return usagef("--limit must not be negative")
@@ -427,11 +424,8 @@ func runHARExport(args []string) error {
 	dataDir := dataDirFlag(fs)
 	filterExpr := fs.String("filter", "", "only sessions matching this filter expression")
 	out := fs.String("o", "", "output `FILE` (required; - for stdout)")
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseNoArgs(fs, args); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return usagef("har export takes no arguments, got %q", fs.Arg(0))
 	}
 	if *out == "" {
 		return usagef("har export needs -o FILE")

@@ -137,6 +137,17 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 	return fs.Parse(append([]string{"--"}, pos...))
 }
 
+// parseNoArgs is parseFlags for commands that take flags only.
+func parseNoArgs(fs *flag.FlagSet, args []string) error {
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("%s takes no arguments, got %q", strings.TrimPrefix(fs.Name(), "inspector "), fs.Arg(0))
+	}
+	return nil
+}
+
 // dataDirFlag registers --data-dir on fs and returns a getter resolving the default.
 func dataDirFlag(fs *flag.FlagSet) func() (string, error) {
 	p := fs.String("data-dir", "", "data directory (default $INSPECTOR_DATA_DIR, else the user config dir + /Inspector)")
