@@ -91,6 +91,10 @@ type Conn struct {
 	TLS    *TLSInfo `json:"tls,omitempty"`
 	// Reused is true when the connection carried an earlier exchange.
 	Reused bool `json:"reused,omitempty"`
+	// ProtoReason says why this leg used Proto when the engine chose among several (for
+	// the upstream leg: forced by configuration, upgraded after the origin's Alt-Svc, or
+	// fell back to TCP after a QUIC failure, with the failure).
+	ProtoReason string `json:"proto_reason,omitempty"`
 }
 
 // TLSInfo is what was negotiated on one leg.
@@ -211,6 +215,33 @@ type Message struct {
 	Opcode     int       `json:"opcode"` // 1 text, 2 binary, 8 close, 9 ping, 10 pong
 	Data       []byte    `json:"data,omitempty"`
 	Size       int64     `json:"size"`
+}
+
+// Frame is one HTTP/2 or HTTP/3 frame seen on one leg of a session's connection. Frames
+// of the connection as a whole (stream 0 in HTTP/2, control streams in HTTP/3) are listed
+// with every session on that connection.
+type Frame struct {
+	Leg    string    `json:"leg"` // "client" or "upstream"
+	Dir    string    `json:"dir"` // "in" (received by the proxy) or "out" (sent by it)
+	Time   time.Time `json:"time"`
+	Proto  string    `json:"proto"` // HTTP2 or HTTP3
+	ConnID uint64    `json:"conn_id,omitempty"`
+	Stream uint64    `json:"stream"`
+	Type   string    `json:"type"`            // "HEADERS", "DATA", "SETTINGS", …
+	Flags  string    `json:"flags,omitempty"` // HTTP/2 flag names joined by "|", e.g. "END_STREAM|END_HEADERS"
+	Length int       `json:"length"`          // payload length in bytes
+	// Headers are the decoded (HPACK or QPACK) fields of a header frame, pseudo-headers
+	// first, in wire order.
+	Headers []HeaderField `json:"headers,omitempty"`
+	// Detail is the decoded payload of control frames: SETTINGS values, a WINDOW_UPDATE
+	// increment, RST_STREAM and GOAWAY codes, PING data, PRIORITY fields.
+	Detail string `json:"detail,omitempty"`
+}
+
+// HeaderField is one decoded header field of a frame.
+type HeaderField struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
 }
 
 // Clone returns a deep copy that the caller may modify.
