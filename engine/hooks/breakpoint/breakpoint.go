@@ -1,0 +1,834 @@
+// Package breakpoint pauses matching sessions at the request or response stage so that a
+// user (through the UI or the control API) can continue them unchanged, continue them with
+// edits, answer them with a custom response, or abort them.
+//
+// # Model
+//
+// A Breakpoint is data: a filter expression, a phase and an enabled flag. The set of
+// breakpoints is compiled once per edit into an immutable chain that is swapped atomically;
+// hooks read the current chain without locks.
+//
+// A paused session is data too (Paused): the manager keeps one entry per waiting session,
+// which List returns and Resume, Respond and Abort act on. The hook that paused a session
+// waits on that session's own goroutine only: other connections and other HTTP/2 streams of
+// the same connection keep flowing. While a request is paused nothing has been sent
+// upstream, and while a response is paused its head has arrived, so no engine timeout runs
+// for the paused stream; the manager's own Timeout (if set) ends a forgotten pause by
+// continuing or aborting it. A client that goes away ends the pause.
+//
+// # Concurrency
+//
+// Manager is safe for concurrent use. Its hooks run on the engine's exchange goroutines;
+// OnChange callbacks run on the goroutine that made the change (never under a lock) and must
+// not block.
+package breakpoint
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"inspector/engine"
+	"inspector/engine/filter"
+	"inspector/engine/session"
+)
+
+// Phase says at which stage a breakpoint pauses.
+type Phase string
+
+const (
+	PhaseRequest  Phase = "request"  // before anything goes upstream
+	PhaseResponse Phase = "response" // after the response head arrived, before the client gets it
+	PhaseBoth     Phase = "both"
+)
+
+// Breakpoint is one rule. ID is assigned by the Manager.
+type Breakpoint struct {
+	ID      int64  `json:"id"`
+	Filter  string `json:"filter"`
+	Phase   Phase  `json:"phase"`
+	Enabled bool   `json:"enabled"`
+}
+
+// Validate checks the phase and the filter expression.
+func (b Breakpoint) Validate() error {
+	switch b.Phase {
+	case PhaseRequest, PhaseResponse, PhaseBoth:
+	default:
+		return fmt.Errorf("breakpoint: phase %q: want request, response or both", b.Phase)
+	}
+	if strings.TrimSpace(b.Filter) == "" {
+		return errors.New("breakpoint: empty filter (use a filter such as host:example.com)")
+	}
+	if _, err := filter.Parse(b.Filter); err != nil {
+		return fmt.Errorf("breakpoint: %w", err)
+	}
+	return nil
+}
+
+// TimeoutAction says what happens to a pause that outlives Settings.Timeout.
+type TimeoutAction string
+
+const (
+	TimeoutContinue TimeoutAction = "continue"
+	TimeoutAbort    TimeoutAction = "abort"
+)
+
+// Settings are the persisted state: the breakpoints and the timeout policy.
+type Settings struct {
+	Breakpoints []Breakpoint `json:"breakpoints"`
+	// Timeout ends a pause after this long (0: wait until the client goes away).
+	Timeout Duration `json:"timeout,omitempty"`
+	// OnTimeout is TimeoutContinue (default) or TimeoutAbort.
+	OnTimeout TimeoutAction `json:"on_timeout,omitempty"`
+}
+
+// Duration is a time.Duration written as a Go duration string ("5m") in JSON.
+type Duration time.Duration
+
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
+
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		var n int64
+		if err2 := json.Unmarshal(b, &n); err2 != nil {
+			return fmt.Errorf("duration: want a string such as \"5m\": %w", err)
+		}
+		*d = Duration(n)
+		return nil
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil || v < 0 {
+		return fmt.Errorf("duration %q: want a non-negative duration such as \"5m\"", s)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// ErrAborted is the hook error of an aborted pause; the client sees a 502.
+var ErrAborted = errors.New("aborted at a breakpoint")
+
+// ErrNotPaused: no session with that id waits at a breakpoint.
+var ErrNotPaused = errors.New("breakpoint: that session is not paused")
+
+// MaxBody bounds the body bytes read into a pause for display and editing; the rest of a
+// larger body streams on unchanged after the first MaxBody bytes unless an edit replaces it.
+const MaxBody = 16 << 20
+
+// Paused describes a session waiting at a breakpoint: a snapshot of the request (phase
+// request) or the response (phase response). The maps and slices are copies owned by the
+// caller.
+type Paused struct {
+	ID         session.ID  `json:"id"`
+	Phase      Phase       `json:"phase"`
+	Breakpoint int64       `json:"breakpoint"`
+	Since      time.Time   `json:"since"`
+	Method     string      `json:"method"`
+	URL        string      `json:"url"`
+	Status     int         `json:"status,omitempty"` // response phase
+	Header     http.Header `json:"header"`
+	// Body is the (request or response) body; gzip-encoded bodies are shown decoded and
+	// Decoded says so ("gzip"). BodyTruncated: only the first MaxBody bytes are here.
+	Body          []byte `json:"body,omitempty"`
+	Decoded       string `json:"decoded,omitempty"`
+	BodyTruncated bool   `json:"body_truncated,omitempty"`
+}
+
+// Edits change a paused session before it continues. Empty fields keep what is there.
+// Request phase: Method, URL (absolute; a different host re-targets the request), Header,
+// Body. Response phase: Status, Header, Body. A non-nil Header replaces all headers. Body
+// (text) or BodyBase64 replaces the body; Content-Length is set to match and
+// Transfer-Encoding dropped; when the final headers say Content-Encoding: gzip and the
+// pause showed the body decoded, the new body is gzip-encoded again.
+type Edits struct {
+	Method     string      `json:"method,omitempty"`
+	URL        string      `json:"url,omitempty"`
+	Status     int         `json:"status,omitempty"`
+	Header     http.Header `json:"header,omitempty"`
+	Body       *string     `json:"body,omitempty"`
+	BodyBase64 *string     `json:"body_base64,omitempty"`
+}
+
+// body returns the replacement body, if any.
+func (e *Edits) body() ([]byte, bool, error) {
+	if e == nil {
+		return nil, false, nil
+	}
+	if e.BodyBase64 != nil {
+		b, err := base64.StdEncoding.DecodeString(*e.BodyBase64)
+		if err != nil {
+			return nil, false, fmt.Errorf("body_base64: %w", err)
+		}
+		return b, true, nil
+	}
+	if e.Body != nil {
+		return []byte(*e.Body), true, nil
+	}
+	return nil, false, nil
+}
+
+// Validate checks the edits for the given phase.
+func (e *Edits) Validate(p Phase) error {
+	if e == nil {
+		return nil
+	}
+	if _, _, err := e.body(); err != nil {
+		return err
+	}
+	if p == PhaseRequest {
+		if e.Status != 0 {
+			return errors.New("edits: status applies to a response; this session is paused at its request")
+		}
+		if e.Method != "" && !validToken(e.Method) {
+			return fmt.Errorf("edits: method %q is not an HTTP token", e.Method)
+		}
+		if e.URL != "" {
+			u, err := url.Parse(e.URL)
+			if err != nil || !u.IsAbs() || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				return fmt.Errorf("edits: url %q: want an absolute http or https URL", e.URL)
+			}
+		}
+	} else {
+		if e.Method != "" || e.URL != "" {
+			return errors.New("edits: method and url apply to a request; this session is paused at its response")
+		}
+		if e.Status != 0 && (e.Status < 100 || e.Status > 999) {
+			return fmt.Errorf("edits: status %d out of range", e.Status)
+		}
+	}
+	for k, vv := range e.Header {
+		if !validToken(k) {
+			return fmt.Errorf("edits: header name %q is invalid", k)
+		}
+		for _, v := range vv {
+			if strings.ContainsAny(v, "\r\n\x00") {
+				return fmt.Errorf("edits: header %s has a line break or NUL in its value", k)
+			}
+		}
+	}
+	return nil
+}
+
+func validToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c <= ' ' || c >= 0x7f || strings.IndexByte(`"(),/:;<=>?@[\]{}`, c) >= 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// Answer is a custom response for Respond.
+type Answer struct {
+	Status     int         `json:"status"`
+	Header     http.Header `json:"header,omitempty"`
+	Body       string      `json:"body,omitempty"`
+	BodyBase64 string      `json:"body_base64,omitempty"`
+}
+
+func (a *Answer) bytes() ([]byte, error) {
+	if a.BodyBase64 != "" {
+		return base64.StdEncoding.DecodeString(a.BodyBase64)
+	}
+	return []byte(a.Body), nil
+}
+
+// decision is what the user chose for a pause.
+type decision struct {
+	kind   int // decContinue, decRespond, decAbort
+	edits  *Edits
+	answer *Answer
+}
+
+const (
+	decContinue = iota
+	decRespond
+	decAbort
+)
+
+type pause struct {
+	info Paused
+	done chan decision // buffered 1; the first decision wins
+}
+
+type compiled struct {
+	req, resp []compiledBP
+}
+
+type compiledBP struct {
+	id   int64
+	expr *filter.Expr
+}
+
+// Manager holds the breakpoints and the paused sessions. Create it with New; register its
+// hooks with Install.
+type Manager struct {
+	path  string
+	chain atomic.Pointer[compiled]
+
+	mu       sync.Mutex
+	settings Settings
+	nextID   int64
+	paused   map[session.ID]*pause
+	onChange []func()
+}
+
+// New loads the settings from path (a JSON file, e.g. DATA_DIR/breakpoints.json; a missing
+// file means none) and returns a Manager that saves every change there. An empty path keeps
+// everything in memory. A file that does not parse is an error (it is never overwritten).
+func New(path string) (*Manager, error) {
+	m := &Manager{path: path, paused: map[session.ID]*pause{}}
+	if path != "" {
+		b, err := os.ReadFile(path)
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+		case err != nil:
+			return nil, err
+		default:
+			var s Settings
+			if err := json.Unmarshal(b, &s); err != nil {
+				return nil, fmt.Errorf("%s: %w", path, err)
+			}
+			if err := validSettings(&s); err != nil {
+				return nil, fmt.Errorf("%s: %w", path, err)
+			}
+			m.settings = s
+		}
+	}
+	for _, b := range m.settings.Breakpoints {
+		m.nextID = max(m.nextID, b.ID)
+	}
+	m.compile()
+	return m, nil
+}
+
+func validSettings(s *Settings) error {
+	seen := map[int64]bool{}
+	for _, b := range s.Breakpoints {
+		if err := b.Validate(); err != nil {
+			return err
+		}
+		if b.ID <= 0 || seen[b.ID] {
+			return fmt.Errorf("breakpoint id %d is missing or repeated", b.ID)
+		}
+		seen[b.ID] = true
+	}
+	switch s.OnTimeout {
+	case "", TimeoutContinue, TimeoutAbort:
+	default:
+		return fmt.Errorf("on_timeout %q: want continue or abort", s.OnTimeout)
+	}
+	return nil
+}
+
+// compile builds the chain from m.settings; called with m.mu held or before m is shared.
+func (m *Manager) compile() {
+	c := &compiled{}
+	for _, b := range m.settings.Breakpoints {
+		if !b.Enabled {
+			continue
+		}
+		cb := compiledBP{id: b.ID, expr: filter.MustParse(b.Filter)}
+		if b.Phase == PhaseRequest || b.Phase == PhaseBoth {
+			c.req = append(c.req, cb)
+		}
+		if b.Phase == PhaseResponse || b.Phase == PhaseBoth {
+			c.resp = append(c.resp, cb)
+		}
+	}
+	m.chain.Store(c)
+}
+
+// OnChange registers f to be called after breakpoints, settings or paused sessions change.
+func (m *Manager) OnChange(f func()) {
+	m.mu.Lock()
+	m.onChange = append(m.onChange, f)
+	m.mu.Unlock()
+}
+
+func (m *Manager) changed() {
+	m.mu.Lock()
+	fs := append([]func(){}, m.onChange...)
+	m.mu.Unlock()
+	for _, f := range fs {
+		f()
+	}
+}
+
+// save writes the settings atomically; called with m.mu held.
+func (m *Manager) save() error {
+	if m.path == "" {
+		return nil
+	}
+	b, err := json.MarshalIndent(m.settings, "", "  ")
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(m.path, append(b, '\n'))
+}
+
+func writeFileAtomic(path string, b []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	if err := f.Chmod(0o600); err != nil {
+		f.Close()
+		return err
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
+}
+
+// update applies fn to a copy of the settings, validates, compiles, saves and swaps.
+func (m *Manager) update(fn func(s *Settings) error) error {
+	m.mu.Lock()
+	s := m.settings
+	s.Breakpoints = append([]Breakpoint(nil), s.Breakpoints...)
+	if err := fn(&s); err != nil {
+		m.mu.Unlock()
+		return err
+	}
+	if err := validSettings(&s); err != nil {
+		m.mu.Unlock()
+		return err
+	}
+	old := m.settings
+	m.settings = s
+	if err := m.save(); err != nil {
+		m.settings = old
+		m.mu.Unlock()
+		return fmt.Errorf("saving breakpoints: %w", err)
+	}
+	m.compile()
+	m.mu.Unlock()
+	m.changed()
+	return nil
+}
+
+// Add adds a breakpoint (its ID is ignored) and returns the new id.
+func (m *Manager) Add(b Breakpoint) (int64, error) {
+	if err := b.Validate(); err != nil {
+		return 0, err
+	}
+	var id int64
+	err := m.update(func(s *Settings) error {
+		m.nextID++
+		id = m.nextID
+		b.ID = id
+		s.Breakpoints = append(s.Breakpoints, b)
+		return nil
+	})
+	return id, err
+}
+
+// Set replaces the breakpoint with b.ID.
+func (m *Manager) Set(b Breakpoint) error {
+	if err := b.Validate(); err != nil {
+		return err
+	}
+	return m.update(func(s *Settings) error {
+		for i := range s.Breakpoints {
+			if s.Breakpoints[i].ID == b.ID {
+				s.Breakpoints[i] = b
+				return nil
+			}
+		}
+		return fmt.Errorf("breakpoint %d not found", b.ID)
+	})
+}
+
+// Remove deletes a breakpoint; an unknown id is an error.
+func (m *Manager) Remove(id int64) error {
+	return m.update(func(s *Settings) error {
+		for i := range s.Breakpoints {
+			if s.Breakpoints[i].ID == id {
+				s.Breakpoints = append(s.Breakpoints[:i], s.Breakpoints[i+1:]...)
+				return nil
+			}
+		}
+		return fmt.Errorf("breakpoint %d not found", id)
+	})
+}
+
+// SetTimeout sets the pause timeout (0: none) and what happens when it fires.
+func (m *Manager) SetTimeout(d time.Duration, action TimeoutAction) error {
+	if d < 0 {
+		return errors.New("breakpoint: negative timeout")
+	}
+	return m.update(func(s *Settings) error {
+		s.Timeout, s.OnTimeout = Duration(d), action
+		return nil
+	})
+}
+
+// Settings returns a copy of the current settings.
+func (m *Manager) Settings() Settings {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s := m.settings
+	s.Breakpoints = append([]Breakpoint(nil), s.Breakpoints...)
+	return s
+}
+
+// List returns the paused sessions, oldest pause first. The values are copies.
+func (m *Manager) List() []Paused {
+	m.mu.Lock()
+	out := make([]Paused, 0, len(m.paused))
+	for _, p := range m.paused {
+		c := p.info
+		c.Header = p.info.Header.Clone()
+		c.Body = append([]byte(nil), p.info.Body...)
+		out = append(out, c)
+	}
+	m.mu.Unlock()
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].Since.Equal(out[j].Since) {
+			return out[i].Since.Before(out[j].Since)
+		}
+		return out[i].ID < out[j].ID
+	})
+	return out
+}
+
+// Get returns one paused session.
+func (m *Manager) Get(id session.ID) (Paused, bool) {
+	for _, p := range m.List() {
+		if p.ID == id {
+			return p, true
+		}
+	}
+	return Paused{}, false
+}
+
+func (m *Manager) decide(id session.ID, d decision) error {
+	m.mu.Lock()
+	p, ok := m.paused[id]
+	if ok {
+		delete(m.paused, id)
+	}
+	m.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("%w (id %d)", ErrNotPaused, id)
+	}
+	p.done <- d
+	m.changed()
+	return nil
+}
+
+// Resume continues a paused session, applying edits (nil: unchanged). Invalid edits are
+// an error and leave the session paused.
+func (m *Manager) Resume(id session.ID, edits *Edits) error {
+	if p, ok := m.Get(id); ok {
+		if err := edits.Validate(p.Phase); err != nil {
+			return err
+		}
+	}
+	return m.decide(id, decision{kind: decContinue, edits: edits})
+}
+
+// Respond answers a paused session with a (request phase) or in place of the origin's
+// (response phase) response.
+func (m *Manager) Respond(id session.ID, a Answer) error {
+	if a.Status < 100 || a.Status > 999 {
+		return fmt.Errorf("respond: status %d out of range", a.Status)
+	}
+	if _, err := a.bytes(); err != nil {
+		return fmt.Errorf("respond: body_base64: %w", err)
+	}
+	if err := (&Edits{Header: a.Header}).Validate(PhaseResponse); err != nil {
+		return err
+	}
+	return m.decide(id, decision{kind: decRespond, answer: &a})
+}
+
+// Abort ends a paused session: the client sees a 502 (or a reset).
+func (m *Manager) Abort(id session.ID) error {
+	return m.decide(id, decision{kind: decAbort})
+}
+
+// ResumeAll continues every paused session unchanged (for example when the user turns
+// breakpoints off or the application quits).
+func (m *Manager) ResumeAll() {
+	for _, p := range m.List() {
+		_ = m.decide(p.ID, decision{kind: decContinue})
+	}
+}
+
+// Install registers the manager's request and response hooks on e. Call it before other
+// hooks that should see the edited request (rules that re-target requests usually run
+// after breakpoints).
+func (m *Manager) Install(e *engine.Engine) {
+	e.AddRequestHook(engine.RequestHookFunc(m.OnRequest))
+	e.AddResponseHook(engine.ResponseHookFunc(m.OnResponse))
+}
+
+func match(bps []compiledBP, s *session.Session) (int64, bool) {
+	for _, b := range bps {
+		if b.expr.Match(s) {
+			return b.id, true
+		}
+	}
+	return 0, false
+}
+
+// readBody reads up to MaxBody bytes of rc and returns them and a reader that yields the
+// whole body again (the bytes read, then the rest).
+func readBody(rc io.ReadCloser) ([]byte, io.ReadCloser, bool, error) {
+	if rc == nil || rc == http.NoBody {
+		return nil, rc, false, nil
+	}
+	b, err := io.ReadAll(io.LimitReader(rc, MaxBody+1))
+	if err != nil {
+		return nil, nil, false, err
+	}
+	if len(b) > MaxBody {
+		return b[:MaxBody], struct {
+			io.Reader
+			io.Closer
+		}{io.MultiReader(bytes.NewReader(b), rc), rc}, true, nil
+	}
+	rc.Close()
+	return b, io.NopCloser(bytes.NewReader(b)), false, nil
+}
+
+func gunzip(b []byte) ([]byte, bool) {
+	zr, err := gzip.NewReader(bytes.NewReader(b))
+	if err != nil {
+		return nil, false
+	}
+	out, err := io.ReadAll(io.LimitReader(zr, MaxBody+1))
+	if err != nil || len(out) > MaxBody {
+		return nil, false
+	}
+	return out, true
+}
+
+func gzipBytes(b []byte) []byte {
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	zw.Write(b)
+	zw.Close()
+	return buf.Bytes()
+}
+
+// wait registers the pause and blocks until a decision, the timeout or ctx.
+func (m *Manager) wait(ctx context.Context, info Paused) decision {
+	p := &pause{info: info, done: make(chan decision, 1)}
+	m.mu.Lock()
+	m.paused[info.ID] = p
+	timeout, action := time.Duration(m.settings.Timeout), m.settings.OnTimeout
+	m.mu.Unlock()
+	m.changed()
+
+	var expire <-chan time.Time
+	if timeout > 0 {
+		t := time.NewTimer(timeout)
+		defer t.Stop()
+		expire = t.C
+	}
+	select {
+	case d := <-p.done:
+		return d
+	case <-expire:
+		d := decision{kind: decContinue}
+		if action == TimeoutAbort {
+			d.kind = decAbort
+		}
+		_ = m.decide(info.ID, d) // fails only if a user decision won the race
+	case <-ctx.Done():
+		_ = m.decide(info.ID, decision{kind: decAbort})
+	}
+	return <-p.done
+}
+
+// OnRequest is the request-stage hook.
+func (m *Manager) OnRequest(ctx context.Context, f *engine.Flow) error {
+	bp, ok := match(m.chain.Load().req, f.Session)
+	if !ok {
+		return nil
+	}
+	r := f.Request
+	raw, body, trunc, err := readBody(r.Body)
+	if err != nil {
+		return fmt.Errorf("breakpoint: reading the request body: %w", err)
+	}
+	if body != nil {
+		r.Body = body
+	}
+	info := Paused{ID: f.Session.ID, Phase: PhaseRequest, Breakpoint: bp, Since: time.Now(),
+		Method: r.Method, URL: f.Session.Request.URL, Header: r.Header.Clone(), Body: raw, BodyTruncated: trunc}
+	if !trunc && strings.EqualFold(r.Header.Get("Content-Encoding"), "gzip") {
+		if d, ok := gunzip(raw); ok {
+			info.Body, info.Decoded = d, "gzip"
+		}
+	}
+	d := m.wait(ctx, info)
+	switch d.kind {
+	case decAbort:
+		if ctx.Err() != nil {
+			return fmt.Errorf("breakpoint: %w", ctx.Err())
+		}
+		return ErrAborted
+	case decRespond:
+		f.Response = answerResponse(d.answer, r)
+		return nil
+	}
+	e := d.edits
+	if e == nil {
+		return nil
+	}
+	if e.Method != "" {
+		r.Method = e.Method
+	}
+	if e.URL != "" {
+		u, _ := url.Parse(e.URL) // validated
+		r.URL = u
+		r.Host = u.Host
+	}
+	if e.Header != nil {
+		r.Header = e.Header.Clone()
+		if h := r.Header.Get("Host"); h != "" {
+			r.Host = h
+			r.Header.Del("Host")
+		}
+	}
+	if nb, ok, _ := e.body(); ok {
+		nb = reencode(nb, r.Header, info.Decoded)
+		if r.Body != nil {
+			r.Body.Close()
+		}
+		r.Body = io.NopCloser(bytes.NewReader(nb))
+		r.ContentLength = int64(len(nb))
+		r.TransferEncoding = nil
+		r.Header.Del("Transfer-Encoding")
+		r.Header.Set("Content-Length", strconv.Itoa(len(nb)))
+		if len(nb) == 0 {
+			r.Body = http.NoBody
+		}
+	} else if e.Header != nil && r.ContentLength >= 0 && r.Header.Get("Content-Length") != "" {
+		r.Header.Set("Content-Length", strconv.FormatInt(r.ContentLength, 10))
+	}
+	return nil
+}
+
+// reencode gzips nb when the pause showed the body decoded and the headers still say gzip.
+func reencode(nb []byte, h http.Header, decoded string) []byte {
+	if decoded == "gzip" && strings.EqualFold(h.Get("Content-Encoding"), "gzip") {
+		return gzipBytes(nb)
+	}
+	return nb
+}
+
+func answerResponse(a *Answer, r *http.Request) *http.Response {
+	b, _ := a.bytes() // validated
+	h := a.Header.Clone()
+	if h == nil {
+		h = http.Header{}
+	}
+	h.Del("Transfer-Encoding")
+	h.Set("Content-Length", strconv.Itoa(len(b)))
+	return &http.Response{StatusCode: a.Status, Status: fmt.Sprintf("%d %s", a.Status, http.StatusText(a.Status)),
+		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Header: h, ContentLength: int64(len(b)),
+		Body: io.NopCloser(bytes.NewReader(b)), Request: r}
+}
+
+// OnResponse is the response-stage hook.
+func (m *Manager) OnResponse(ctx context.Context, f *engine.Flow) error {
+	bp, ok := match(m.chain.Load().resp, f.Session)
+	if !ok {
+		return nil
+	}
+	resp := f.Response
+	if resp.StatusCode == http.StatusSwitchingProtocols {
+		return nil // an upgraded connection has no body to edit
+	}
+	raw, body, trunc, err := readBody(resp.Body)
+	if err != nil {
+		return fmt.Errorf("breakpoint: reading the response body: %w", err)
+	}
+	if body != nil {
+		resp.Body = body
+	}
+	info := Paused{ID: f.Session.ID, Phase: PhaseResponse, Breakpoint: bp, Since: time.Now(),
+		Method: f.Session.Request.Method, URL: f.Session.Request.URL, Status: resp.StatusCode,
+		Header: resp.Header.Clone(), Body: raw, BodyTruncated: trunc}
+	if !trunc && strings.EqualFold(resp.Header.Get("Content-Encoding"), "gzip") {
+		if d, ok := gunzip(raw); ok {
+			info.Body, info.Decoded = d, "gzip"
+		}
+	}
+	d := m.wait(ctx, info)
+	switch d.kind {
+	case decAbort:
+		if ctx.Err() != nil {
+			return fmt.Errorf("breakpoint: %w", ctx.Err())
+		}
+		return ErrAborted
+	case decRespond:
+		n := answerResponse(d.answer, resp.Request)
+		if resp.Body != nil {
+			resp.Body.Close()
+		}
+		resp.StatusCode, resp.Status, resp.Header, resp.Body, resp.ContentLength = n.StatusCode, n.Status, n.Header, n.Body, n.ContentLength
+		resp.Trailer = nil
+		return nil
+	}
+	e := d.edits
+	if e == nil {
+		return nil
+	}
+	if e.Status != 0 {
+		resp.StatusCode = e.Status
+		resp.Status = fmt.Sprintf("%d %s", e.Status, http.StatusText(e.Status))
+	}
+	if e.Header != nil {
+		// Replace in place: the reverse proxy copies resp.Header after the hooks.
+		for k := range resp.Header {
+			delete(resp.Header, k)
+		}
+		for k, vv := range e.Header {
+			resp.Header[k] = append([]string(nil), vv...)
+		}
+	}
+	if nb, ok, _ := e.body(); ok {
+		nb = reencode(nb, resp.Header, info.Decoded)
+		if resp.Body != nil {
+			resp.Body.Close()
+		}
+		resp.Body = io.NopCloser(bytes.NewReader(nb))
+		resp.ContentLength = int64(len(nb))
+		resp.TransferEncoding = nil
+		resp.Header.Del("Transfer-Encoding")
+		resp.Header.Set("Content-Length", strconv.Itoa(len(nb)))
+		resp.Trailer = nil
+	}
+	return nil
+}
