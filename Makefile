@@ -14,7 +14,7 @@ APT_PKGS  := gcc libgl1-mesa-dev xorg-dev curl ca-certificates libnss3-tools lib
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps build run headless test test-core test-ui cross bench fuzz screenshots package clean
+.PHONY: all deps build run headless test test-core test-ui cross bench fuzz fuzz-short h2spec screenshots package clean
 
 all: build
 
@@ -53,12 +53,18 @@ cross:
 	CGO_ENABLED=0 GOOS=windows $(GO) vet ./platform/...
 	CGO_ENABLED=0 GOOS=darwin $(GO) vet ./platform/...
 
-test: deps cross test-core test-ui
+test: deps cross test-core test-ui h2spec
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 
 bench: deps
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2s ./engine/ ./rootca/ ./engine/filter/
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 1x ./store/
+
+# HTTP/2 conformance of the proxy's client-facing side through a CONNECT tunnel (about 15s).
+H2SPEC := github.com/summerwind/h2spec/cmd/h2spec@v2.2.1+incompatible
+h2spec:
+	GOBIN=$(CURDIR)/bin $(GO) install $(H2SPEC)
+	INSPECTOR_H2SPEC=$(CURDIR)/bin/h2spec $(GO) test -count=1 -run '^TestH2Spec$$' -v ./engine/
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./engine/filter/
