@@ -1,0 +1,525 @@
+// Package rules implements the traffic rules of Inspector as engine hooks:
+//
+//   - map_remote: send matching requests to another origin (scheme, host, port, and
+//     optionally the path). The Host header follows the new target.
+//   - map_local: answer matching requests from a local file, or from a directory (the
+//     request path is looked up under it, never outside it). A missing file is a 404.
+//   - auto_respond: answer matching requests with a canned status, headers and body.
+//   - header: set, add or remove a header on matching requests or responses.
+//   - throttle: add latency before a matching request goes upstream and/or cap the
+//     bandwidth of its request and response bodies (bytes per second).
+//
+// Rules match with the filter language (engine/filter) and apply in list order. At the
+// request stage map_local and auto_respond answer the request, which ends the chain; at
+// the response stage only header rules of phase "response" and throttle apply. Filters
+// that look at responses (status:, type:) never match at the request stage.
+//
+// # Concurrency
+//
+// A rule list is compiled once per edit into an immutable chain and swapped atomically;
+// the hooks read the current chain without locks. Manager is safe for concurrent use.
+package rules
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"os"
+	"path"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"inspector/engine"
+	"inspector/engine/filter"
+	"inspector/engine/session"
+)
+
+// Kind names a rule type.
+type Kind string
+
+const (
+	MapRemote   Kind = "map_remote"
+	MapLocal    Kind = "map_local"
+	AutoRespond Kind = "auto_respond"
+	Header      Kind = "header"
+	Throttle    Kind = "throttle"
+)
+
+// Rule is one rule. Which fields matter depends on Kind.
+type Rule struct {
+	ID      int64  `json:"id"`
+	Name    string `json:"name,omitempty"`
+	Kind    Kind   `json:"kind"`
+	Enabled bool   `json:"enabled"`
+	Filter  string `json:"filter"`
+
+	// map_remote: an absolute http(s) URL. Its scheme and host (with port) replace the
+	// request's; a path other than "" or "/" replaces the request's path, and a query
+	// replaces the request's query.
+	Target string `json:"target,omitempty"`
+	// map_local: a file, or a directory under which the request path is looked up.
+	File string `json:"file,omitempty"`
+	// auto_respond (Status, Header, Body) and map_local (Header: extra headers).
+	Status int         `json:"status,omitempty"`
+	Header http.Header `json:"header,omitempty"`
+	Body   string      `json:"body,omitempty"`
+	// header: Phase "request" (default) or "response"; Op "set" (default), "add" or
+	// "remove"; HeaderName and HeaderValue.
+	Phase       string `json:"phase,omitempty"`
+	Op          string `json:"op,omitempty"`
+	HeaderName  string `json:"header_name,omitempty"`
+	HeaderValue string `json:"header_value,omitempty"`
+	// throttle: LatencyMS before the request goes upstream; BytesPerSec caps both bodies.
+	LatencyMS   int   `json:"latency_ms,omitempty"`
+	BytesPerSec int64 `json:"bytes_per_sec,omitempty"`
+}
+
+// compiledRule is a validated rule with its parsed parts.
+type compiledRule struct {
+	Rule
+	expr   *filter.Expr
+	target *url.URL
+}
+
+// compile checks the rule and returns it compiled.
+func (r Rule) compile() (*compiledRule, error) {
+	name := r.Name
+	if name == "" {
+		name = string(r.Kind)
+	}
+	fail := func(format string, args ...any) (*compiledRule, error) {
+		return nil, fmt.Errorf("rule %q: "+format, append([]any{name}, args...)...)
+	}
+	if strings.TrimSpace(r.Filter) == "" {
+		return fail("empty filter")
+	}
+	expr, err := filter.Parse(r.Filter)
+	if err != nil {
+		return fail("%v", err)
+	}
+	c := &compiledRule{Rule: r, expr: expr}
+	for k, vv := range r.Header {
+		if !validToken(k) {
+			return fail("header name %q is invalid", k)
+		}
+		for _, v := range vv {
+			if strings.ContainsAny(v, "\r\n\x00") {
+				return fail("header %s has a line break or NUL in its value", k)
+			}
+		}
+	}
+	switch r.Kind {
+	case MapRemote:
+		u, err := url.Parse(r.Target)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fail("target %q: want an absolute http or https URL", r.Target)
+		}
+		c.target = u
+	case MapLocal:
+		if r.File == "" || !filepath.IsAbs(r.File) {
+			return fail("file %q: want an absolute path", r.File)
+		}
+	case AutoRespond:
+		if r.Status < 100 || r.Status > 999 {
+			return fail("status %d out of range", r.Status)
+		}
+	case Header:
+		switch r.Phase {
+		case "", "request", "response":
+		default:
+			return fail("phase %q: want request or response", r.Phase)
+		}
+		switch r.Op {
+		case "", "set", "add", "remove":
+		default:
+			return fail("op %q: want set, add or remove", r.Op)
+		}
+		if !validToken(r.HeaderName) {
+			return fail("header name %q is invalid", r.HeaderName)
+		}
+		if strings.ContainsAny(r.HeaderValue, "\r\n\x00") {
+			return fail("header value has a line break or NUL")
+		}
+	case Throttle:
+		if r.LatencyMS < 0 || r.BytesPerSec < 0 || (r.LatencyMS == 0 && r.BytesPerSec == 0) {
+			return fail("want a positive latency_ms and/or bytes_per_sec")
+		}
+	default:
+		return fail("unknown kind %q (map_remote, map_local, auto_respond, header, throttle)", r.Kind)
+	}
+	return c, nil
+}
+
+// Validate checks a rule.
+func (r Rule) Validate() error { _, err := r.compile(); return err }
+
+func validToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c <= ' ' || c >= 0x7f || strings.IndexByte(`"(),/:;<=>?@[\]{}`, c) >= 0 {
+			return false
+		}
+	}
+	return true
+}
+
+type chain struct{ rules []*compiledRule }
+
+// Manager holds the rule list, its compiled chain and where it is saved.
+type Manager struct {
+	path  string
+	chain atomic.Pointer[chain]
+
+	mu     sync.Mutex
+	rules  []Rule
+	nextID int64
+}
+
+// New loads the rules from path (JSON, e.g. DATA_DIR/rules.json; missing means none). An
+// empty path keeps them in memory. A file that does not parse or validate is an error.
+func New(path string) (*Manager, error) {
+	m := &Manager{path: path}
+	var rs []Rule
+	if path != "" {
+		b, err := os.ReadFile(path)
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+		case err != nil:
+			return nil, err
+		default:
+			var f fileFormat
+			if err := json.Unmarshal(b, &f); err != nil {
+				return nil, fmt.Errorf("%s: %w", path, err)
+			}
+			rs = f.Rules
+		}
+	}
+	ch, err := compileAll(rs)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	m.rules = rs
+	for _, r := range rs {
+		m.nextID = max(m.nextID, r.ID)
+	}
+	m.chain.Store(ch)
+	return m, nil
+}
+
+type fileFormat struct {
+	Rules []Rule `json:"rules"`
+}
+
+func compileAll(rs []Rule) (*chain, error) {
+	ch := &chain{}
+	seen := map[int64]bool{}
+	for _, r := range rs {
+		if r.ID <= 0 || seen[r.ID] {
+			return nil, fmt.Errorf("rule id %d is missing or repeated", r.ID)
+		}
+		seen[r.ID] = true
+		c, err := r.compile()
+		if err != nil {
+			return nil, err
+		}
+		if r.Enabled {
+			ch.rules = append(ch.rules, c)
+		}
+	}
+	return ch, nil
+}
+
+// Rules returns a copy of the rule list.
+func (m *Manager) Rules() []Rule {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]Rule(nil), m.rules...)
+}
+
+// Replace sets the whole list. Rules without an id get a new one. Nothing changes when any
+// rule is invalid. It returns the stored list.
+func (m *Manager) Replace(rs []Rule) ([]Rule, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	rs = append([]Rule(nil), rs...)
+	next := m.nextID
+	for i := range rs {
+		if rs[i].ID == 0 {
+			next++
+			rs[i].ID = next
+		}
+		next = max(next, rs[i].ID)
+	}
+	ch, err := compileAll(rs)
+	if err != nil {
+		return nil, err
+	}
+	if m.path != "" {
+		b, _ := json.MarshalIndent(fileFormat{Rules: rs}, "", "  ")
+		if err := writeFileAtomic(m.path, append(b, '\n')); err != nil {
+			return nil, fmt.Errorf("saving rules: %w", err)
+		}
+	}
+	m.rules, m.nextID = rs, next
+	m.chain.Store(ch)
+	return append([]Rule(nil), rs...), nil
+}
+
+// Add appends a rule and returns its id.
+func (m *Manager) Add(r Rule) (int64, error) {
+	r.ID = 0
+	rs, err := m.Replace(append(m.Rules(), r))
+	if err != nil {
+		return 0, err
+	}
+	return rs[len(rs)-1].ID, nil
+}
+
+// Remove deletes a rule; an unknown id is an error.
+func (m *Manager) Remove(id int64) error {
+	rs := m.Rules()
+	for i := range rs {
+		if rs[i].ID == id {
+			_, err := m.Replace(append(rs[:i], rs[i+1:]...))
+			return err
+		}
+	}
+	return fmt.Errorf("rule %d not found", id)
+}
+
+func writeFileAtomic(p string, b []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(p), ".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	if err := f.Chmod(0o600); err != nil {
+		f.Close()
+		return err
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), p)
+}
+
+// Install registers the rule hooks on e.
+func (m *Manager) Install(e *engine.Engine) {
+	e.AddRequestHook(engine.RequestHookFunc(m.OnRequest))
+	e.AddResponseHook(engine.ResponseHookFunc(m.OnResponse))
+}
+
+// OnRequest applies the request-stage rules.
+func (m *Manager) OnRequest(ctx context.Context, f *engine.Flow) error {
+	for _, c := range m.chain.Load().rules {
+		if !c.expr.Match(f.Session) {
+			continue
+		}
+		r := f.Request
+		switch c.Kind {
+		case MapRemote:
+			u := *r.URL
+			u.Scheme, u.Host = c.target.Scheme, c.target.Host
+			if c.target.Path != "" && c.target.Path != "/" {
+				u.Path, u.RawPath = c.target.Path, c.target.RawPath
+			}
+			if c.target.RawQuery != "" {
+				u.RawQuery = c.target.RawQuery
+			}
+			r.URL = &u
+			r.Host = c.target.Host
+			f.Session.Request.URL = u.String()
+		case MapLocal:
+			f.Response = localResponse(c, r)
+			return nil
+		case AutoRespond:
+			f.Response = canned(c.Status, c.Header, []byte(c.Body), r)
+			return nil
+		case Header:
+			if c.Phase == "" || c.Phase == "request" {
+				editHeader(r.Header, c)
+			}
+		case Throttle:
+			if c.LatencyMS > 0 {
+				t := time.NewTimer(time.Duration(c.LatencyMS) * time.Millisecond)
+				select {
+				case <-t.C:
+				case <-ctx.Done():
+					t.Stop()
+					return ctx.Err()
+				}
+			}
+			if c.BytesPerSec > 0 && r.Body != nil && r.Body != http.NoBody {
+				r.Body = NewLimitedReader(ctx, r.Body, c.BytesPerSec)
+			}
+		}
+	}
+	return nil
+}
+
+// OnResponse applies the response-stage rules.
+func (m *Manager) OnResponse(ctx context.Context, f *engine.Flow) error {
+	for _, c := range m.chain.Load().rules {
+		if (c.Kind != Header || c.Phase != "response") && c.Kind != Throttle {
+			continue
+		}
+		if !c.expr.Match(f.Session) {
+			continue
+		}
+		switch c.Kind {
+		case Header:
+			editHeader(f.Response.Header, c)
+		case Throttle:
+			if c.BytesPerSec > 0 && f.Response.Body != nil && f.Response.StatusCode != http.StatusSwitchingProtocols {
+				f.Response.Body = NewLimitedReader(ctx, f.Response.Body, c.BytesPerSec)
+			}
+		}
+	}
+	return nil
+}
+
+func editHeader(h http.Header, r *compiledRule) {
+	switch r.Op {
+	case "remove":
+		h.Del(r.HeaderName)
+	case "add":
+		h.Add(r.HeaderName, r.HeaderValue)
+	default:
+		h.Set(r.HeaderName, r.HeaderValue)
+	}
+}
+
+func canned(status int, hdr http.Header, body []byte, req *http.Request) *http.Response {
+	h := hdr.Clone()
+	if h == nil {
+		h = http.Header{}
+	}
+	h.Del("Transfer-Encoding")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	return &http.Response{StatusCode: status, Status: fmt.Sprintf("%d %s", status, http.StatusText(status)),
+		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Header: h, ContentLength: int64(len(body)),
+		Body: io.NopCloser(bytes.NewReader(body)), Request: req}
+}
+
+// maxLocalFile bounds a map_local file read into memory.
+const maxLocalFile = 64 << 20
+
+// localResponse reads the mapped file. For a directory the request path is cleaned
+// (so ".." cannot leave the directory) and looked up under it, with index.html for "/".
+func localResponse(c *compiledRule, r *http.Request) *http.Response {
+	p := c.File
+	if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+		rel := path.Clean("/" + r.URL.Path)
+		if strings.HasSuffix(r.URL.Path, "/") {
+			rel = path.Join(rel, "index.html")
+		}
+		p = filepath.Join(c.File, filepath.FromSlash(rel))
+	}
+	h := c.Header.Clone()
+	if h == nil {
+		h = http.Header{}
+	}
+	fi, err := os.Stat(p)
+	if err != nil || fi.IsDir() || fi.Size() > maxLocalFile {
+		h = http.Header{"Content-Type": {"text/plain; charset=utf-8"}, "X-Inspector-Rule": {c.name()}}
+		msg := fmt.Sprintf("Inspector map_local rule %q: no file %s\n", c.name(), p)
+		if err == nil && fi.Size() > maxLocalFile {
+			msg = fmt.Sprintf("Inspector map_local rule %q: %s is larger than %d bytes\n", c.name(), p, maxLocalFile)
+		}
+		return canned(http.StatusNotFound, h, []byte(msg), r)
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return canned(http.StatusInternalServerError, http.Header{"Content-Type": {"text/plain; charset=utf-8"}},
+			[]byte(fmt.Sprintf("Inspector map_local rule %q: %v\n", c.name(), err)), r)
+	}
+	if h.Get("Content-Type") == "" {
+		ct := mime.TypeByExtension(filepath.Ext(p))
+		if ct == "" {
+			ct = http.DetectContentType(b)
+		}
+		h.Set("Content-Type", ct)
+	}
+	status := c.Status
+	if status == 0 {
+		status = http.StatusOK
+	}
+	return canned(status, h, b, r)
+}
+
+func (c *compiledRule) name() string {
+	if c.Name != "" {
+		return c.Name
+	}
+	return fmt.Sprintf("%s #%d", c.Kind, c.ID)
+}
+
+// NewLimitedReader returns a reader that yields rc's bytes at no more than bytesPerSec
+// (a token bucket with a burst of at most 16 KiB or one second's worth, whichever is
+// smaller), waiting on timers that stop when ctx ends. Close closes rc.
+func NewLimitedReader(ctx context.Context, rc io.ReadCloser, bytesPerSec int64) io.ReadCloser {
+	burst := min(int64(16<<10), bytesPerSec)
+	return &limitedReader{ctx: ctx, rc: rc, rate: bytesPerSec, burst: max(burst, 1)}
+}
+
+type limitedReader struct {
+	ctx   context.Context
+	rc    io.ReadCloser
+	rate  int64
+	burst int64
+	start time.Time
+	sent  int64
+}
+
+func (l *limitedReader) Read(p []byte) (int, error) {
+	if l.start.IsZero() {
+		l.start = time.Now()
+	}
+	if int64(len(p)) > l.burst {
+		p = p[:l.burst]
+	}
+	n, err := l.rc.Read(p)
+	l.sent += int64(n)
+	// Allowed so far: rate × elapsed + burst. Hold these bytes until they fit.
+	due := l.start.Add(time.Duration(float64(l.sent-l.burst) / float64(l.rate) * float64(time.Second)))
+	if d := time.Until(due); n > 0 && d > 0 {
+		t := time.NewTimer(d)
+		select {
+		case <-t.C:
+		case <-l.ctx.Done():
+			t.Stop()
+			return 0, l.ctx.Err()
+		}
+	}
+	return n, err
+}
+
+func (l *limitedReader) Close() error { return l.rc.Close() }
+
+// Match reports the rules that would apply to s at the request stage (for the UI).
+func (m *Manager) Match(s *session.Session) []Rule {
+	var out []Rule
+	for _, c := range m.chain.Load().rules {
+		if c.expr.Match(s) {
+			out = append(out, c.Rule)
+		}
+	}
+	return out
+}
