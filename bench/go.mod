@@ -1,0 +1,17 @@
+module inspector/bench
+
+go 1.26.8
+
+replace inspector => ../
+
+require (
+	github.com/elazarl/goproxy v1.9.4
+	github.com/google/martian/v3 v3.3.3
+	inspector v0.0.0-00010101000000-000000000000
+)
+
+require (
+	golang.org/x/net v0.62.0 // indirect
+	golang.org/x/sync v0.25.0 // indirect
+	golang.org/x/text v0.43.0 // indirect
+)
