@@ -219,7 +219,7 @@ func (e *Engine) Serve() error {
 		defer e.wg.Done()
 		_ = e.mitmSrv.Serve(e.mitmLn)
 	}()
-	err := e.proxySrv.Serve(e.ln)
+	err := e.proxySrv.Serve(framingListener{e.ln})
 	if errors.Is(err, http.ErrServerClosed) {
 		return nil
 	}

@@ -120,6 +120,9 @@ func inflight(s *session.Session) session.Summary {
 // serveExchange handles one request from a client on any leg: absolute-form on the proxy
 // listener, or origin-form inside a CONNECT tunnel (h1 or h2).
 func (e *Engine) serveExchange(w http.ResponseWriter, r *http.Request) {
+	if e.refuseFraming(w, r) {
+		return
+	}
 	info, _ := r.Context().Value(connInfoKey{}).(*connInfo)
 	if info == nil {
 		info = &connInfo{accepted: time.Now()}

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -158,3 +159,228 @@ func TestH2Spec(t *testing.T) {
 		t.Errorf("h2spec: %d/%d passed, want at least 141 (Go's own server baseline)\n%s", passed, total, out)
 	}
 }
+
+// recordingOrigin is a raw TCP origin that records the exact bytes it receives on every
+// connection and answers each request it can parse with 200 "ok" (keep-alive).
+type recordingOrigin struct {
+	ln    net.Listener
+	mu    sync.Mutex
+	bytes []byte // all connections' bytes, each connection's appended when it closes
+	wg    sync.WaitGroup
+	conns map[net.Conn]bool
+}
+
+func startRecordingOrigin(t testing.TB) *recordingOrigin {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := &recordingOrigin{ln: ln, conns: map[net.Conn]bool{}}
+	o.wg.Add(1)
+	go func() {
+		defer o.wg.Done()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			o.mu.Lock()
+			o.conns[c] = true
+			o.mu.Unlock()
+			o.wg.Add(1)
+			go func() {
+				defer o.wg.Done()
+				o.serve(c)
+			}()
+		}
+	}()
+	t.Cleanup(o.close)
+	return o
+}
+
+type teeConn struct {
+	net.Conn
+	rec *[]byte
+}
+
+func (c teeConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	*c.rec = append(*c.rec, p[:n]...)
+	return n, err
+}
+
+func (o *recordingOrigin) serve(c net.Conn) {
+	var rec []byte
+	defer func() {
+		c.Close()
+		o.mu.Lock()
+		o.bytes = append(o.bytes, rec...)
+		delete(o.conns, c)
+		o.mu.Unlock()
+	}()
+	br := bufio.NewReader(teeConn{c, &rec})
+	for {
+		req, err := http.ReadRequest(br)
+		if err != nil {
+			return
+		}
+		if _, err := io.Copy(io.Discard, req.Body); err != nil {
+			return
+		}
+		if _, err := io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Type: text/plain\r\n\r\nok"); err != nil {
+			return
+		}
+	}
+}
+
+func (o *recordingOrigin) close() {
+	o.ln.Close()
+	o.mu.Lock()
+	for c := range o.conns {
+		c.Close()
+	}
+	o.mu.Unlock()
+	o.wg.Wait()
+}
+
+func (o *recordingOrigin) addr() string { return o.ln.Addr().String() }
+
+// received stops the origin (closing every connection) and returns all bytes it received.
+func (o *recordingOrigin) received() []byte {
+	o.close()
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return append([]byte(nil), o.bytes...)
+}
+
+// TestSmugglingCorpus sends ambiguous or malformed HTTP/1 framing straight to the proxy
+// (absolute-form) and inside a plain CONNECT tunnel: each must get a 400 with nothing sent
+// upstream. Then it checks that the origin received exactly the requests the sessions
+// recorded: the accepted normalisations and the good requests, nothing else.
+func TestSmugglingCorpus(t *testing.T) {
+	et.RequireNoLeaks(t)
+	o := startRecordingOrigin(t)
+	p := et.StartProxy(t, nil)
+	refused := map[string]string{
+		"CL and TE":              "POST {U} HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: a\r\n\r\n",
+		"TE and CL":              "POST {U} HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\nContent-Length: 40\r\n\r\n0\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: a\r\n\r\n",
+		"TE obfuscated":          "POST {U} HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: xchunked\r\n\r\n0\r\n\r\n",
+		"TE list":                "POST {U} HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked, identity\r\n\r\n0\r\n\r\n",
+		"TE duplicate":           "POST {U} HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+		"TE in HTTP/1.0":         "POST {U} HTTP/1.0\r\nHost: a\r\nConnection: keep-alive\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+		"TE space before colon":  "POST {U} HTTP/1.1\r\nHost: a\r\nTransfer-Encoding : chunked\r\nContent-Length: 3\r\n\r\nabc",
+		"CL duplicate differing": "POST {U} HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab",
+		"CL duplicate same":      "POST {U} HTTP/1.1\r\nHost: a\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\nab",
+		"CL list":                "POST {U} HTTP/1.1\r\nHost: a\r\nContent-Length: 2, 2\r\n\r\nab",
+		"CL negative":            "POST {U} HTTP/1.1\r\nHost: a\r\nContent-Length: -1\r\n\r\nab",
+		"CL plus sign":           "POST {U} HTTP/1.1\r\nHost: a\r\nContent-Length: +2\r\n\r\nab",
+		"CL space before colon":  "POST {U} HTTP/1.1\r\nHost: a\r\nContent-Length : 2\r\n\r\nab",
+		"chunk line bare LF":     "POST {U} HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n2\nab\r\n0\r\n\r\n",
+		"chunk data bare LF":     "POST {U} HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nab\n0\r\n\r\n",
+		"last chunk bare LF":     "POST {U} HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n0\n\n",
+		"chunk data too long":    "POST {U} HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nabc\r\n0\r\n\r\n",
+		"chunk size overflow":    "POST {U} HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\nffffffffffffffffff1\r\nab\r\n0\r\n\r\n",
+		"chunk size not hex":     "POST {U} HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n0x2\r\nab\r\n0\r\n\r\n",
+		"chunk ext NUL":          "POST {U} HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n2;a=\x00\r\nab\r\n0\r\n\r\n",
+		"trailer obs-fold":       "POST {U} HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nX-T: a\r\n b\r\n\r\n",
+		"NUL in value":           "GET {U} HTTP/1.1\r\nHost: a\r\nX-A: a\x00b\r\n\r\n",
+		"CR in value":            "GET {U} HTTP/1.1\r\nHost: a\r\nX-A: a\rGET /smuggled HTTP/1.1\r\n\r\n",
+		"LF in value":            "GET {U} HTTP/1.1\r\nHost: a\r\nX-A: a\nContent-Length: 30\r\n\r\n",
+		"obs-fold":               "GET {U} HTTP/1.1\r\nHost: a\r\nX-A: a\r\n Content-Length: 30\r\n\r\n",
+		"bare LF head":           "GET {U} HTTP/1.1\nHost: a\n\n",
+		"space in header name":   "GET {U} HTTP/1.1\r\nHost: a\r\nX A: b\r\n\r\n",
+		"two Host headers":       "GET {U} HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n",
+	}
+	originURL := "http://" + o.addr()
+	for name, raw := range refused {
+		for _, mode := range []string{"absolute", "tunnel"} {
+			c, err := net.Dial("tcp", p.Addr())
+			if err != nil {
+				t.Fatal(err)
+			}
+			br := bufio.NewReader(c)
+			req := strings.ReplaceAll(raw, "{U}", originURL+"/refused")
+			if mode == "tunnel" {
+				io.WriteString(c, "CONNECT "+o.addr()+" HTTP/1.1\r\nHost: "+o.addr()+"\r\n\r\n")
+				if resp, err := http.ReadResponse(br, nil); err != nil || resp.StatusCode != 200 {
+					t.Fatalf("CONNECT: %v", err)
+				}
+				req = strings.ReplaceAll(raw, "{U}", "/refused")
+			}
+			if _, err := io.WriteString(c, req); err != nil {
+				t.Fatal(err)
+			}
+			resp, err := http.ReadResponse(br, nil)
+			if err != nil {
+				t.Errorf("%s (%s): no response: %v", name, mode, err)
+				c.Close()
+				continue
+			}
+			body, _ := io.ReadAll(resp.Body)
+			if resp.StatusCode != http.StatusBadRequest {
+				t.Errorf("%s (%s): %s %q, want 400", name, mode, resp.Status, body)
+			}
+			if rest, _ := io.ReadAll(br); len(rest) > 0 {
+				t.Errorf("%s (%s): more after the 400: %q", name, mode, rest)
+			}
+			c.Close()
+		}
+	}
+
+	// Accepted, and sent upstream in a normalised form.
+	accepted := []string{
+		"POST {U} HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: Chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n",
+		"POST {U} HTTP/1.1\r\nHost: a\r\nTransfer-Encoding:\tchunked\r\n\r\n3;ext=1\r\nabc\r\n0\r\nX-T: 1\r\n\r\n",
+		"POST {U} HTTP/1.1\r\nHost: a\r\nContent-Length: 31\r\n\r\nGET /smuggled HTTP/1.1\r\nX: \r\n\r\n",
+		"GET {U} HTTP/1.1\r\nHost: a\r\n\r\n",
+	}
+	for i, raw := range accepted {
+		c, err := net.Dial("tcp", p.Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.WriteString(c, strings.ReplaceAll(raw, "{U}", originURL+"/ok"+strconv.Itoa(i)))
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("accepted #%d: %v %v", i, resp, err)
+		}
+		io.ReadAll(resp.Body)
+		c.Close()
+	}
+	var recorded []string
+	for range accepted {
+		s := p.Next(t)
+		recorded = append(recorded, s.Request.Method+" "+s.Request.URL+" "+string(s.Request.Body.Data))
+	}
+	select {
+	case s := <-p.Sessions:
+		t.Errorf("a refused request made a session: %s %s", s.Request.Method, s.Request.URL)
+	default:
+	}
+	// The recorder check: parse what the origin got; it must be the recorded requests.
+	got := o.received()
+	br := bufio.NewReader(strings.NewReader(string(got)))
+	var sent []string
+	for {
+		req, err := http.ReadRequest(br)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("origin received bytes that do not parse as requests: %v\n%q", err, got)
+		}
+		b, _ := io.ReadAll(req.Body)
+		sent = append(sent, req.Method+" "+originURL+req.URL.RequestURI()+" "+string(b))
+	}
+	slicesSort(recorded)
+	slicesSort(sent)
+	if strings.Join(recorded, "\n") != strings.Join(sent, "\n") {
+		t.Errorf("origin received\n%s\nsessions recorded\n%s\nraw: %q", strings.Join(sent, "\n"), strings.Join(recorded, "\n"), got)
+	}
+	if strings.Contains(string(got), "refused") || strings.Contains(string(got), "/smuggled HTTP/1.1\r\nHost") {
+		t.Errorf("a refused request reached the origin: %q", got)
+	}
+}
+
+func slicesSort(s []string) { sort.Strings(s) }

@@ -36,8 +36,9 @@ type connInfo struct {
 	id        uint64
 	accepted  time.Time
 	tlsDone   time.Time
-	target    string // CONNECT authority (host:port); empty for direct proxy requests
-	decrypted bool   // requests on it arrived inside TLS that we terminated
+	target    string       // CONNECT authority (host:port); empty for direct proxy requests
+	decrypted bool         // requests on it arrived inside TLS that we terminated
+	framing   *framingConn // the HTTP/1 framing check on it (nil for h2)
 
 	tlsOnce sync.Once
 	tls     *session.TLSInfo
@@ -75,7 +76,8 @@ func (e *Engine) initServers() {
 		ErrorLog:          errLog,
 		ConnState:         e.countConn,
 		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
-			return context.WithValue(ctx, connInfoKey{}, &connInfo{id: e.connIDs.Add(1), accepted: time.Now()})
+			fc, _ := c.(*framingConn)
+			return context.WithValue(ctx, connInfoKey{}, &connInfo{id: e.connIDs.Add(1), accepted: time.Now(), framing: fc})
 		},
 	}
 	e.mitmLn = newChanListener(e.ln.Addr())
@@ -127,6 +129,8 @@ func infoOf(c net.Conn) *connInfo {
 		return infoOf(c.NetConn())
 	case *clientConn:
 		return c.info
+	case *framingConn:
+		return infoOf(c.Conn)
 	}
 	return &connInfo{accepted: time.Now()}
 }
@@ -149,6 +153,9 @@ func (e *Engine) countConn(_ net.Conn, st http.ConnState) {
 
 // serveProxy handles requests on the proxy listener: CONNECT and absolute-form requests.
 func (e *Engine) serveProxy(w http.ResponseWriter, r *http.Request) {
+	if e.refuseFraming(w, r) {
+		return
+	}
 	if r.Method == http.MethodConnect {
 		e.serveConnect(w, r)
 		return
@@ -217,7 +224,8 @@ func (e *Engine) serveConnect(w http.ResponseWriter, r *http.Request) {
 			e.serveH2(cc)
 			return
 		}
-		e.mitmLn.push(cc)
+		cc.info.framing = newFramingConn(cc)
+		e.mitmLn.push(cc.info.framing)
 	default:
 		e.tunnel(cc, r, target)
 	}
@@ -257,7 +265,8 @@ func (e *Engine) serveTLS(cc *clientConn, connect *http.Request) {
 		e.serveH2(tc)
 		return
 	}
-	e.mitmLn.push(tc)
+	cc.info.framing = newFramingConn(tc)
+	e.mitmLn.push(cc.info.framing)
 }
 
 func (e *Engine) serveH2(c net.Conn) {
