@@ -223,3 +223,50 @@ func TestRemoteListenNeedsFlag(t *testing.T) {
 type urlT = url.URL
 
 func parseURL(s string) (*url.URL, error) { return url.Parse(s) }
+
+// TestCAInstallThenCurlWithoutCACert is the user's path on Linux: `ca install` puts the
+// CA in the system store, after which curl trusts the proxy with no --cacert; `ca
+// uninstall` takes it away again. It changes the machine's trust store, so it needs root
+// and always uninstalls.
+func TestCAInstallThenCurlWithoutCACert(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to change the system trust store")
+	}
+	for _, tool := range []string{"curl", "update-ca-certificates"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s not installed (make deps installs it)", tool)
+		}
+	}
+	data := t.TempDir()
+	home := t.TempDir()
+	o := et.StartOrigin(t, et.OriginH2TLS, nil)
+	originCA := filepath.Join(t.TempDir(), "origin.pem")
+	os.WriteFile(originCA, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: o.Certificate().Raw}), 0o644)
+	h := startHeadless(t, data, "--upstream-ca", originCA)
+	ca := func(verb string) string {
+		cmd := exec.Command(binary(t), "ca", verb, "--data-dir", data)
+		cmd.Env = append(os.Environ(), "HOME="+home)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("ca %s: %v\n%s", verb, err, out)
+		}
+		return string(out)
+	}
+	t.Cleanup(func() { ca("uninstall") })
+	curl := func() error {
+		return exec.Command("curl", "-sS", "-o", "/dev/null", "-x", "http://"+h.addr, o.URL+"/echo").Run()
+	}
+	if err := curl(); err == nil {
+		t.Fatal("curl trusted the proxy before ca install")
+	}
+	if out := ca("install"); !strings.Contains(out, "trusted") {
+		t.Errorf("install said %q", out)
+	}
+	if err := curl(); err != nil {
+		t.Fatalf("curl without --cacert after ca install: %v", err)
+	}
+	ca("uninstall")
+	if err := curl(); err == nil {
+		t.Fatal("curl still trusts the proxy after ca uninstall")
+	}
+}
