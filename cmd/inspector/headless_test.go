@@ -18,8 +18,17 @@ import (
 	et "inspector/engine/enginetest"
 )
 
-// buildBinary builds the real inspector binary once per test run.
+// builtBinary is the real inspector binary, built once per test run by binary() and
+// removed by TestMain.
 var builtBinary string
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if builtBinary != "" {
+		os.RemoveAll(filepath.Dir(builtBinary))
+	}
+	os.Exit(code)
+}
 
 func binary(t *testing.T) string {
 	t.Helper()
