@@ -56,9 +56,21 @@ cross:
 test: deps cross test-core test-ui h2spec
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 
+# Go micro-benchmarks, then the side-by-side run (bench/, its own module): Inspector against
+# martian, goproxy, mitmdump and nginx, proxy pinned to CPU 1; it rewrites its section of
+# docs/perf.md. mitmproxy and nginx are installed when missing; a peer that cannot be
+# installed or run is skipped with a line in the report.
+BENCH_PKGS := mitmproxy nginx util-linux
 bench: deps
-	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2s ./engine/ ./rootca/ ./engine/filter/
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime 1s ./engine/ ./rootca/ ./engine/filter/
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 1x ./store/
+	@missing=""; for p in $(BENCH_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  ( $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing ) \
+	    || echo "bench: could not install$$missing; the peers they provide will be skipped"; \
+	fi
+	cd bench && $(GO) run ./cmd/benchrun -repo .. -out ../docs/perf.md
 
 # HTTP/2 conformance of the proxy's client-facing side through a CONNECT tunnel (about 15s).
 H2SPEC := github.com/summerwind/h2spec/cmd/h2spec@v2.2.1+incompatible
