@@ -27,8 +27,10 @@ type Config struct {
 	UpstreamInsecure []string
 	// NoDecrypt lists host globs that are tunnelled without decryption.
 	NoDecrypt []string
-	// UpstreamProto is "auto" (default: ALPN offers h2 and http/1.1), "h1" or "h2" (h2 for
-	// https origins; plain http origins always get HTTP/1.1).
+	// UpstreamProto is "auto" (default: ALPN offers h2 and http/1.1, and an origin that
+	// advertises h3 with Alt-Svc is reached over HTTP/3 until the advertisement's max age,
+	// falling back to TCP when QUIC fails), "h1", "h2" or "h3" (for https origins; plain
+	// http origins always get HTTP/1.1).
 	UpstreamProto string
 
 	// CaptureLimit caps the bytes of each body kept in memory for the session; the rest
@@ -47,9 +49,30 @@ type Config struct {
 	TLSTimeout      time.Duration // each TLS handshake: 15s
 	ResponseTimeout time.Duration // waiting for response headers after the request: 120s
 
+	// MaxConns caps concurrent client connections on the proxy listener (DefaultMaxConns
+	// when zero). Over the cap a new connection gets a 503 and is closed at once.
+	MaxConns int
+
 	// ReservedAddrs are addresses (host:port) the proxy must never forward to, for example
 	// its control API. The proxy's own listener is always reserved.
 	ReservedAddrs []string
+
+	// ListenH3 is a UDP address on which the engine also accepts HTTP/3 (QUIC), decrypting
+	// with a certificate minted for the client's SNI (or the Reverse target's host). Empty:
+	// no HTTP/3 listener. Non-loopback addresses need AllowRemote.
+	ListenH3 string
+	// Reverse, when set (an http:// or https:// URL), makes the engine a reverse proxy: the
+	// TCP listener (and the HTTP/3 one) forwards every request to this origin. TLS from
+	// clients is terminated with certificates minted for the SNI or the target's host;
+	// plain HTTP is accepted too. The Host header sent upstream is the target's.
+	Reverse string
+
+	// FrameSink, when set, turns on HTTP/2 and HTTP/3 frame capture: it receives the frames
+	// of a session's stream (with its connection's connection-level frames) once the
+	// stream ended or its connection closed, once per leg, so a session usually gets two
+	// calls. It runs on capture goroutines, never in the request path, and must not block
+	// (queue and return). The slice is the sink's to keep.
+	FrameSink func(id session.ID, frames []session.Frame)
 
 	// Logf receives diagnostics; nil discards them.
 	Logf func(format string, args ...any)
@@ -123,4 +146,7 @@ type Stats struct {
 	InFlight      int
 	Connections   int64  // open client connections
 	DroppedEvents uint64 // events dropped across all slow subscribers
+	// FramesDropped counts HTTP/2 and HTTP/3 frames not recorded because a connection hit
+	// its frame cap or its capture fell behind (see FrameSink).
+	FramesDropped uint64
 }

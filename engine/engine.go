@@ -66,6 +66,11 @@ type Engine struct {
 	wg         sync.WaitGroup
 	closed     atomic.Bool
 	reserved   map[string]bool // host:port literals never dialed
+
+	framesDropped atomic.Uint64
+	upFrames      sync.Map // upstream connection id → *frameRec (frame capture on)
+	h3srv         *h3Server
+	rev           *reverseTarget // reverse mode (Config.Reverse), else nil
 }
 
 // Observer receives every event synchronously; it must not block (queue and return).
@@ -128,9 +133,9 @@ func New(cfg Config) (*Engine, error) {
 	switch cfg.UpstreamProto {
 	case "":
 		cfg.UpstreamProto = "auto"
-	case "auto", "h1", "h2":
+	case "auto", "h1", "h2", "h3":
 	default:
-		return nil, fmt.Errorf("unknown upstream protocol %q (want auto, h1 or h2)", cfg.UpstreamProto)
+		return nil, fmt.Errorf("unknown upstream protocol %q (want auto, h1, h2 or h3)", cfg.UpstreamProto)
 	}
 	for _, g := range append(append([]string(nil), cfg.NoDecrypt...), cfg.UpstreamInsecure...) {
 		if err := checkGlob(g); err != nil {
@@ -163,11 +168,25 @@ func New(cfg Config) (*Engine, error) {
 	for _, a := range cfg.ReservedAddrs {
 		e.reserve(a)
 	}
+	if cfg.Reverse != "" {
+		if e.rev, err = parseReverse(cfg.Reverse); err != nil {
+			ln.Close()
+			return nil, err
+		}
+	}
 	if e.up, err = newUpstream(e); err != nil {
 		ln.Close()
 		return nil, err
 	}
 	e.initServers()
+	if err := e.initH3(); err != nil {
+		ln.Close()
+		e.up.close()
+		return nil, err
+	}
+	if e.h3srv != nil {
+		e.reserve(e.h3srv.conn.LocalAddr().String())
+	}
 	return e, nil
 }
 
@@ -219,7 +238,17 @@ func (e *Engine) Serve() error {
 		defer e.wg.Done()
 		_ = e.mitmSrv.Serve(e.mitmLn)
 	}()
-	err := e.proxySrv.Serve(framingListener{e.ln})
+	if e.h3srv != nil {
+		e.wg.Add(1)
+		go func() {
+			defer e.wg.Done()
+			_ = e.h3srv.srv.Serve(e.h3srv.conn)
+		}()
+	}
+	if e.rev != nil {
+		return e.serveReverse()
+	}
+	err := e.proxySrv.Serve(framingListener{newLimitListener(e.ln, e.cfg.MaxConns, e.cfg.Logf)})
 	if errors.Is(err, http.ErrServerClosed) {
 		return nil
 	}
@@ -233,10 +262,23 @@ func (e *Engine) Close(ctx context.Context) error {
 	if !e.closed.CompareAndSwap(false, true) {
 		return nil
 	}
-	errc := make(chan error, 2)
+	errc := make(chan error, 3)
 	go func() { errc <- e.proxySrv.Shutdown(ctx) }()
 	go func() { errc <- e.mitmSrv.Shutdown(ctx) }()
-	err := errors.Join(<-errc, <-errc)
+	go func() {
+		if e.h3srv == nil {
+			errc <- nil
+			return
+		}
+		err := e.h3srv.srv.Shutdown(ctx)
+		_ = e.h3srv.srv.Close()
+		_ = e.h3srv.conn.Close()
+		errc <- err
+	}()
+	if e.rev != nil {
+		e.ln.Close()
+	}
+	err := errors.Join(<-errc, <-errc, <-errc)
 	if err != nil {
 		_ = e.proxySrv.Close()
 		_ = e.mitmSrv.Close()
@@ -331,6 +373,7 @@ func (e *Engine) Stats() Stats {
 		InFlight:      n,
 		Connections:   e.openConns.Load(),
 		DroppedEvents: e.dropped.Load(),
+		FramesDropped: e.framesDropped.Load(),
 	}
 }
 

@@ -136,6 +136,9 @@ func (e *Engine) serveExchange(w http.ResponseWriter, r *http.Request) {
 		if info.decrypted {
 			x.scheme = "https"
 		}
+		if info.scheme != "" {
+			x.scheme = info.scheme
+		}
 	} else {
 		if r.URL.Scheme != "http" && r.URL.Scheme != "https" {
 			http.Error(w, "unsupported URL scheme "+r.URL.Scheme, http.StatusBadRequest)
@@ -189,6 +192,9 @@ func (e *Engine) serveExchange(w http.ResponseWriter, r *http.Request) {
 		},
 	}
 	x.s = s
+	if info.frames != nil {
+		info.frames.link(s.ID, r.Method, requestPath(r))
+	}
 	if st, ok := r.Context().Value(sendKey{}).(*sendState); ok {
 		s.ReplayOf = st.opts.ReplayOf
 		st.s = s
@@ -236,6 +242,14 @@ func (e *Engine) serveExchange(w http.ResponseWriter, r *http.Request) {
 	}
 	s.Request.Method, s.Request.URL, s.Request.Header = r.Method, x.publicURL(r), r.Header
 	e.up.proxy.ServeHTTP(w, r)
+}
+
+// requestPath is the request target as sent on the wire (:path in h2 and h3).
+func requestPath(r *http.Request) string {
+	if r.RequestURI != "" && !strings.Contains(r.RequestURI, "://") {
+		return r.RequestURI
+	}
+	return r.URL.RequestURI()
 }
 
 // publicURL is the absolute URL of r as the user thinks of it (default ports dropped).

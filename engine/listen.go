@@ -39,6 +39,11 @@ type connInfo struct {
 	target    string       // CONNECT authority (host:port); empty for direct proxy requests
 	decrypted bool         // requests on it arrived inside TLS that we terminated
 	framing   *framingConn // the HTTP/1 framing check on it (nil for h2)
+	// scheme, when set (reverse mode), is the upstream scheme regardless of decrypted.
+	scheme  string
+	reverse bool // reverse mode: the Host sent upstream is the target's
+	// frames records the connection's frames when frame capture is on (h2 and h3).
+	frames *frameRec
 
 	tlsOnce sync.Once
 	tls     *session.TLSInfo
@@ -130,6 +135,8 @@ func infoOf(c net.Conn) *connInfo {
 	case *clientConn:
 		return c.info
 	case *framingConn:
+		return infoOf(c.Conn)
+	case *h2Tap:
 		return infoOf(c.Conn)
 	}
 	return &connInfo{accepted: time.Now()}
@@ -274,7 +281,17 @@ func (e *Engine) serveH2(c net.Conn) {
 	defer e.openConns.Add(-1)
 	e.trackHijacked(c, true)
 	defer e.trackHijacked(c, false)
-	ctx := context.WithValue(context.Background(), connInfoKey{}, infoOf(c))
+	info := infoOf(c)
+	if e.cfg.FrameSink != nil {
+		if info.id == 0 {
+			info.id = e.connIDs.Add(1)
+		}
+		tap := e.newH2Tap(c, legClient, info.id)
+		info.frames = tap.rec
+		c = tap
+		defer tap.Close()
+	}
+	ctx := context.WithValue(context.Background(), connInfoKey{}, info)
 	e.h2srv.ServeConn(c, &http2.ServeConnOpts{
 		Context:    ctx,
 		BaseConfig: e.mitmSrv,

@@ -28,10 +28,14 @@ type upstream struct {
 	secure http.RoundTripper // verifies certificates
 	lax    http.RoundTripper // for --upstream-insecure hosts only
 	plain  *http.Transport   // http:// origins
-	closer []func()
-	proxy  *httputil.ReverseProxy
-	ids    uint64
-	idMu   sync.Mutex
+	h3     *h3Pool           // HTTP/3 origins (--upstream-proto h3, or after Alt-Svc in auto)
+	altSvc altSvcCache
+	// secureTLS and laxTLS are the TLS settings of secure and lax, for the h3 pool.
+	secureTLS, laxTLS *tls.Config
+	closer            []func()
+	proxy             *httputil.ReverseProxy
+	ids               uint64
+	idMu              sync.Mutex
 
 	tlsInfos tlsCache
 }
@@ -58,6 +62,8 @@ func newUpstream(e *Engine) (*upstream, error) {
 	}
 	u.plain = u.baseTransport()
 	u.closer = append(u.closer, u.plain.CloseIdleConnections)
+	u.h3 = newH3Pool(u)
+	u.closer = append(u.closer, u.h3.close)
 	u.proxy = &httputil.ReverseProxy{
 		Rewrite:        u.rewrite,
 		Transport:      u,
@@ -89,6 +95,11 @@ func (u *upstream) newTLSTransport(roots *x509.CertPool, insecure bool) (http.Ro
 		RootCAs:            roots,
 		InsecureSkipVerify: insecure, // only for hosts the user listed in --upstream-insecure
 		ClientSessionCache: tls.NewLRUClientSessionCache(1024),
+	}
+	if insecure {
+		u.laxTLS = tlsConf.Clone()
+	} else {
+		u.secureTLS = tlsConf.Clone()
 	}
 	switch u.e.cfg.UpstreamProto {
 	case "h2":
@@ -126,6 +137,9 @@ func (u *upstream) newTLSTransport(roots *x509.CertPool, insecure bool) (http.Ro
 					tc.Close()
 					return nil, fmt.Errorf("the origin does not speak HTTP/2 (ALPN %q) and --upstream-proto h2 forces it", tc.ConnectionState().NegotiatedProtocol)
 				}
+				if u.e.cfg.FrameSink != nil {
+					return u.e.newH2Tap(tc, legUpstream, connIDOf(tc)), nil
+				}
 				return tc, nil
 			},
 		}
@@ -147,6 +161,19 @@ func (u *upstream) newTLSTransport(roots *x509.CertPool, insecure bool) (http.Ro
 		}
 		h2.MaxHeaderListSize = maxHeaderBytes
 		h2.ReadIdleTimeout = 30 * time.Second
+		if u.e.cfg.FrameSink != nil {
+			// Tap h2 connections: hand net/http a per-connection round tripper over the
+			// tapped conn instead of x/net's pool (net/http keeps h2 conns in its own pool
+			// and retries elsewhere when one is unusable).
+			t.TLSNextProto["h2"] = func(authority string, c *tls.Conn) http.RoundTripper {
+				cc, err := h2.NewClientConn(u.e.newH2Tap(c, legUpstream, connIDOf(c)))
+				if err != nil {
+					c.Close()
+					return h2Erring{err}
+				}
+				return h2Alt{cc}
+			}
+		}
 		u.closer = append(u.closer, t.CloseIdleConnections)
 		return t, nil
 	}
@@ -180,14 +207,21 @@ func (u *upstream) dialContext(ctx context.Context, network, addr string) (net.C
 		c.Close()
 		return nil, errReserved
 	}
+	return &trackedConn{Conn: c, id: u.nextConnID()}, nil
+}
+
+// nextConnID numbers upstream connections (TCP and QUIC) for session.Conn.ConnID.
+func (u *upstream) nextConnID() uint64 {
 	u.idMu.Lock()
+	defer u.idMu.Unlock()
 	u.ids++
-	id := u.ids
-	u.idMu.Unlock()
-	return &trackedConn{Conn: c, id: id}, nil
+	return u.ids
 }
 
 func connIDOf(c net.Conn) uint64 {
+	if tp, ok := c.(*h2Tap); ok {
+		c = tp.Conn
+	}
 	if tc, ok := c.(*tls.Conn); ok {
 		c = tc.NetConn()
 	}
@@ -210,6 +244,9 @@ func (u *upstream) rewrite(pr *httputil.ProxyRequest) {
 		pr.Out.URL.Host = x.upstreamURLHost()
 	}
 	pr.Out.Host = pr.In.Host
+	if x.info.reverse {
+		pr.Out.Host = "" // reverse mode: the origin gets its own name
+	}
 	// Clone gave Out a copy of the trailer map taken before the body arrived; share the
 	// map the server fills at the end of the body so request trailers reach the origin.
 	pr.Out.Trailer = pr.In.Trailer
@@ -221,24 +258,65 @@ func (u *upstream) rewrite(pr *httputil.ProxyRequest) {
 	}
 }
 
-// RoundTrip picks the transport for the request and taps the response.
+// RoundTrip picks the transport for the request and taps the response. HTTPS origins go
+// over HTTP/3 when --upstream-proto h3 forces it, or in auto mode once the origin
+// advertised h3 with Alt-Svc (falling back to TCP when QUIC cannot connect).
 func (u *upstream) RoundTrip(req *http.Request) (*http.Response, error) {
 	var rt http.RoundTripper = u.plain
+	var resp *http.Response
+	var err error
+	var reason, authority string
+	mode := u.e.cfg.UpstreamProto
 	if req.URL.Scheme == "https" {
 		rt = u.secure
+		tlsConf := u.secureTLS
 		if matchAny(u.e.cfg.UpstreamInsecure, req.URL.Hostname()) {
-			rt = u.lax
+			rt, tlsConf = u.lax, u.laxTLS
+		}
+		authority = req.URL.Host
+		if req.URL.Port() == "" {
+			authority = net.JoinHostPort(req.URL.Hostname(), "443")
+		}
+		switch mode {
+		case "h3":
+			reason = reasonForcedH3
+			if resp, err = u.h3.roundTrip(req, authority, tlsConf); err != nil {
+				return nil, err
+			}
+		case "auto":
+			if addr, ok := u.altSvc.lookup(authority, time.Now()); ok {
+				resp, err = u.h3.roundTrip(req, addr, tlsConf)
+				var de *errQUICDial
+				switch {
+				case err == nil:
+					reason = reasonAltSvc
+				case errors.As(err, &de) && req.Context().Err() == nil:
+					u.altSvc.markBroken(authority, time.Now())
+					reason = "QUIC to " + addr + " failed (" + de.err.Error() + "); fell back to TCP"
+					resp, err = nil, nil
+				default:
+					return nil, err
+				}
+			}
 		}
 	}
-	resp, err := rt.RoundTrip(req)
-	if err != nil {
-		return nil, err
+	if resp == nil {
+		if resp, err = rt.RoundTrip(req); err != nil {
+			return nil, err
+		}
+		if mode == "auto" && authority != "" {
+			u.altSvc.learn(authority, resp.Header.Values("Alt-Svc"), time.Now())
+		}
 	}
 	x := exchangeFrom(req.Context())
 	if x == nil || x.s == nil {
 		return resp, nil
 	}
 	x.gotResponse(resp)
+	x.s.Upstream.ProtoReason = reason
+	if rec := u.e.upstreamRec(x.s.Upstream.ConnID); rec != nil {
+		rec.link(x.s.ID, req.Method, req.URL.RequestURI())
+	}
 	if resp.StatusCode == http.StatusSwitchingProtocols {
 		if rwc, ok := resp.Body.(io.ReadWriteCloser); ok {
 			x.ws = newWSTap(rwc, u.e.cfg.CaptureLimit)
@@ -483,6 +561,26 @@ func (c *captureBody) result() (session.Body, http.Header, time.Time, error) {
 	b := session.Body{Data: c.buf, Size: c.n, Truncated: c.n > int64(len(c.buf))}
 	return b, c.trailed, c.doneAt, c.err
 }
+
+// h2Alt is the round tripper net/http keeps for one tapped upstream h2 connection.
+type h2Alt struct{ cc *http2.ClientConn }
+
+func (a h2Alt) RoundTrip(req *http.Request) (*http.Response, error) {
+	if !a.cc.ReserveNewRequest() {
+		return nil, errH2Unusable{}
+	}
+	return a.cc.RoundTrip(req)
+}
+
+// errH2Unusable tells net/http to retry on another connection (it looks for the
+// IsHTTP2NoCachedConnError method).
+type errH2Unusable struct{}
+
+func (errH2Unusable) Error() string                                { return "http2: connection cannot take new requests" }
+func (errH2Unusable) IsHTTP2NoCachedConnError()                    {}
+func (e h2Erring) RoundTrip(*http.Request) (*http.Response, error) { return nil, e.err }
+
+type h2Erring struct{ err error }
 
 // bufPool pools the 32 KiB copy buffers of the reverse proxy and tunnels.
 type bufPool struct{}

@@ -25,6 +25,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -38,12 +39,19 @@ const (
 	OriginH1Plain = "h1-plain"
 	OriginH1TLS   = "h1-tls"
 	OriginH2TLS   = "h2-tls"
+	// OriginH3 serves HTTP/3 on a UDP port and HTTP/1.1+h2 over TLS on a TCP port, with
+	// Alt-Svc advertising the UDP port after SetAltSvc(true). URL is the TCP side; H3URL
+	// (https://127.0.0.1:UDPPORT) the HTTP/3 side, for --upstream-proto h3.
+	OriginH3 = "h3"
 )
 
 // Origin is a running test origin.
 type Origin struct {
 	*httptest.Server
 	Kind string
+	// H3Addr is the UDP address of an OriginH3 (host:port), and H3URL its https URL.
+	H3Addr, H3URL string
+	altSvc        *atomic.Bool
 }
 
 // StartOrigin starts an origin of the given kind serving Handler() (or h when non-nil).
@@ -62,6 +70,8 @@ func StartOrigin(t testing.TB, kind string, h http.Handler) *Origin {
 	case OriginH2TLS:
 		srv.EnableHTTP2 = true
 		srv.StartTLS()
+	case OriginH3:
+		return startH3Origin(t, h, srv)
 	default:
 		t.Fatalf("unknown origin kind %q", kind)
 	}

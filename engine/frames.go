@@ -1,0 +1,706 @@
+package engine
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"net"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/quic-go/quic-go"
+	h3qlog "github.com/quic-go/quic-go/http3/qlog"
+	"github.com/quic-go/quic-go/qlog"
+	"github.com/quic-go/quic-go/qlogwriter"
+	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/hpack"
+
+	"inspector/engine/session"
+)
+
+// Frame capture
+//
+// With Config.FrameSink set, every HTTP/2 and HTTP/3 connection on either leg gets a
+// frameRec. HTTP/2 frames come from a tap on the decrypted bytes (h2Tap): Read and Write
+// copy what passed into a bounded queue and return; one goroutine per direction parses
+// the queue with x/net/http2's Framer and an HPACK decoder. HTTP/3 frames come from
+// quic-go's qlog events (HEADERS already QPACK-decoded by quic-go, DATA, SETTINGS,
+// GOAWAY), and stream ends from its QUIC STREAM/RESET_STREAM frame events.
+//
+// A stream is linked to its session by the request it carries: the first HEADERS of a
+// stream gives method and path, and the engine announces each session's method and path
+// on the connection; both sides queue in order, so requests on one connection pair up in
+// arrival order. When a linked stream ends (END_STREAM both ways or a reset; for HTTP/3
+// the QUIC FINs) or the connection closes, its frames, with the connection-level frames
+// seen so far, go to FrameSink.
+//
+// Bounds: a connection holds at most maxHeldFrames frames not yet delivered; more are
+// dropped and counted (Stats.FramesDropped). A tap whose queue is full stops parsing
+// that direction (counted too) rather than slowing the connection.
+const (
+	legClient   = "client"
+	legUpstream = "upstream"
+
+	maxHeldFrames     = 4096
+	maxConnFrames     = 128 // connection-level frames kept per connection (oldest after the first 16 go)
+	maxEndedUnlinked  = 64  // ended streams kept waiting for a session announcement
+	tapQueueChunks    = 256 // chunks queued per tap direction
+	maxTapFrameLength = 1<<24 - 1
+)
+
+// frameRec collects the frames of one connection. Safe for concurrent use.
+type frameRec struct {
+	e      *Engine
+	leg    string
+	proto  string
+	connID uint64
+
+	mu       sync.Mutex
+	conn     []session.Frame
+	streams  map[uint64]*streamFrames
+	pending  map[string][]session.ID // request key → announced sessions without a stream
+	unlinked map[string][]uint64     // request key → streams without a session
+	ended    []uint64                // ended unlinked streams, oldest first
+	held     int
+	finished bool
+}
+
+type streamFrames struct {
+	sid            session.ID
+	key            string
+	frames         []session.Frame
+	endIn, endOut  bool
+	reset, flushed bool
+}
+
+func newFrameRec(e *Engine, leg, proto string, connID uint64) *frameRec {
+	return &frameRec{e: e, leg: leg, proto: proto, connID: connID,
+		streams: map[uint64]*streamFrames{}, pending: map[string][]session.ID{}, unlinked: map[string][]uint64{}}
+}
+
+func requestKey(method, path string) string { return method + " " + path }
+
+// add records one frame. connLevel frames belong to the whole connection.
+func (r *frameRec) add(f session.Frame, connLevel bool, reqKey string, end bool) {
+	f.Leg, f.Proto, f.ConnID = r.leg, r.proto, r.connID
+	var flush *streamFrames
+	r.mu.Lock()
+	if r.finished {
+		r.mu.Unlock()
+		return
+	}
+	if connLevel {
+		if len(r.conn) >= maxConnFrames {
+			r.conn = append(r.conn[:16], r.conn[len(r.conn)-maxConnFrames/2:]...)
+		}
+		r.conn = append(r.conn, f)
+		r.mu.Unlock()
+		return
+	}
+	st := r.streams[f.Stream]
+	if st == nil {
+		st = &streamFrames{}
+		r.streams[f.Stream] = st
+	}
+	if st.flushed {
+		r.mu.Unlock()
+		return // a late frame (e.g. WINDOW_UPDATE) after the session got its frames
+	}
+	if r.held >= maxHeldFrames {
+		r.mu.Unlock()
+		r.e.framesDropped.Add(1)
+		return
+	}
+	st.frames = append(st.frames, f)
+	r.held++
+	if reqKey != "" && st.key == "" && st.sid == 0 {
+		st.key = reqKey
+		if q := r.pending[reqKey]; len(q) > 0 {
+			st.sid = q[0]
+			r.pending[reqKey] = q[1:]
+			if len(q) == 1 {
+				delete(r.pending, reqKey)
+			}
+		} else {
+			r.unlinked[reqKey] = append(r.unlinked[reqKey], f.Stream)
+		}
+	}
+	if end {
+		if f.Dir == "in" {
+			st.endIn = true
+		} else {
+			st.endOut = true
+		}
+	}
+	if st.endIn && st.endOut || st.reset {
+		flush = r.ended1(f.Stream, st)
+	}
+	r.mu.Unlock()
+	r.deliver(flush)
+}
+
+// endStream marks a stream ended in one direction (dir "in"/"out") or reset.
+func (r *frameRec) endStream(stream uint64, dir string, reset bool) {
+	r.mu.Lock()
+	st := r.streams[stream]
+	if st == nil || st.flushed || r.finished {
+		r.mu.Unlock()
+		return
+	}
+	switch {
+	case reset:
+		st.reset = true
+	case dir == "in":
+		st.endIn = true
+	default:
+		st.endOut = true
+	}
+	var flush *streamFrames
+	if st.endIn && st.endOut || st.reset {
+		flush = r.ended1(stream, st)
+	}
+	r.mu.Unlock()
+	r.deliver(flush)
+}
+
+// ended1 handles a stream that ended; r.mu is held. It returns the stream when its frames
+// are to be delivered now.
+func (r *frameRec) ended1(stream uint64, st *streamFrames) *streamFrames {
+	if st.sid != 0 {
+		return r.take(stream, st)
+	}
+	r.ended = append(r.ended, stream)
+	if len(r.ended) > maxEndedUnlinked {
+		old := r.ended[0]
+		r.ended = r.ended[1:]
+		if ost := r.streams[old]; ost != nil && ost.sid == 0 {
+			r.forget(old, ost)
+		}
+	}
+	return nil
+}
+
+// take removes a linked stream's frames for delivery; r.mu is held.
+func (r *frameRec) take(stream uint64, st *streamFrames) *streamFrames {
+	out := &streamFrames{sid: st.sid, frames: st.frames}
+	r.held -= len(st.frames)
+	st.frames, st.flushed = nil, true
+	out.frames = mergeFrames(r.conn, out.frames)
+	return out
+}
+
+// forget drops an unlinked stream; r.mu is held.
+func (r *frameRec) forget(stream uint64, st *streamFrames) {
+	r.held -= len(st.frames)
+	st.frames, st.flushed = nil, true
+	if q := r.unlinked[st.key]; len(q) > 0 {
+		for i, s := range q {
+			if s == stream {
+				r.unlinked[st.key] = append(q[:i:i], q[i+1:]...)
+				break
+			}
+		}
+		if len(r.unlinked[st.key]) == 0 {
+			delete(r.unlinked, st.key)
+		}
+	}
+}
+
+// mergeFrames returns the connection frames and the stream frames in time order.
+func mergeFrames(connFrames, streamFrames []session.Frame) []session.Frame {
+	out := make([]session.Frame, 0, len(connFrames)+len(streamFrames))
+	out = append(out, connFrames...)
+	out = append(out, streamFrames...)
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Time.Before(out[j].Time) })
+	return out
+}
+
+// link announces that session id carries the request (method, path) on this connection.
+func (r *frameRec) link(id session.ID, method, path string) {
+	key := requestKey(method, path)
+	var flush *streamFrames
+	r.mu.Lock()
+	if r.finished {
+		r.mu.Unlock()
+		return
+	}
+	if q := r.unlinked[key]; len(q) > 0 {
+		stream := q[0]
+		r.unlinked[key] = q[1:]
+		if len(q) == 1 {
+			delete(r.unlinked, key)
+		}
+		if st := r.streams[stream]; st != nil && !st.flushed {
+			st.sid = id
+			if st.endIn && st.endOut || st.reset {
+				flush = r.take(stream, st)
+			}
+		}
+	} else {
+		r.pending[key] = append(r.pending[key], id)
+	}
+	r.mu.Unlock()
+	r.deliver(flush)
+}
+
+// finish delivers the frames of every linked stream; the connection is gone.
+func (r *frameRec) finish() {
+	var out []*streamFrames
+	r.mu.Lock()
+	if r.finished {
+		r.mu.Unlock()
+		return
+	}
+	for id, st := range r.streams {
+		if st.sid != 0 && !st.flushed && len(st.frames) > 0 {
+			out = append(out, r.take(id, st))
+		}
+	}
+	r.finished = true
+	r.streams, r.pending, r.unlinked, r.conn = nil, nil, nil, nil
+	r.mu.Unlock()
+	for _, st := range out {
+		r.deliver(st)
+	}
+	if r.leg == legUpstream {
+		r.e.upFrames.Delete(r.connID)
+	}
+}
+
+func (r *frameRec) deliver(st *streamFrames) {
+	if st == nil || len(st.frames) == 0 {
+		return
+	}
+	if sink := r.e.cfg.FrameSink; sink != nil {
+		sink(st.sid, st.frames)
+	}
+}
+
+// upstreamRec returns the recorder of upstream connection connID, or nil.
+func (e *Engine) upstreamRec(connID uint64) *frameRec {
+	if v, ok := e.upFrames.Load(connID); ok {
+		return v.(*frameRec)
+	}
+	return nil
+}
+
+// --- HTTP/2: a tap on the decrypted bytes ---
+
+// h2Tap passes a connection's bytes through unchanged and queues a copy of each read and
+// write for the parser goroutines. It keeps the TLS state visible to x/net/http2.
+type h2Tap struct {
+	net.Conn
+	in, out *tapDir
+	rec     *frameRec
+	done    atomic.Int32
+}
+
+// newH2Tap wraps c. clientPreface says which direction starts with the client preface:
+// "in" on the client leg, "out" on the upstream leg.
+func (e *Engine) newH2Tap(c net.Conn, leg string, connID uint64) *h2Tap {
+	rec := newFrameRec(e, leg, session.HTTP2, connID)
+	t := &h2Tap{Conn: c, rec: rec}
+	prefaceIn := leg == legClient
+	t.in = newTapDir(t, "in", prefaceIn)
+	t.out = newTapDir(t, "out", !prefaceIn)
+	if leg == legUpstream {
+		e.upFrames.Store(connID, rec)
+	}
+	return t
+}
+
+func (t *h2Tap) Read(p []byte) (int, error) {
+	n, err := t.Conn.Read(p)
+	if n > 0 {
+		t.in.feed(p[:n])
+	}
+	if err != nil {
+		t.in.close()
+	}
+	return n, err
+}
+
+func (t *h2Tap) Write(p []byte) (int, error) {
+	n, err := t.Conn.Write(p)
+	if n > 0 {
+		t.out.feed(p[:n])
+	}
+	if err != nil {
+		t.out.close()
+	}
+	return n, err
+}
+
+func (t *h2Tap) Close() error {
+	err := t.Conn.Close()
+	t.in.close()
+	t.out.close()
+	return err
+}
+
+// ConnectionState reports the TLS state of the wrapped connection (x/net/http2 looks
+// for this method).
+func (t *h2Tap) ConnectionState() tls.ConnectionState {
+	if cs, ok := t.Conn.(interface{ ConnectionState() tls.ConnectionState }); ok {
+		return cs.ConnectionState()
+	}
+	return tls.ConnectionState{}
+}
+
+func (t *h2Tap) NetConn() net.Conn { return t.Conn }
+
+type tapChunk struct {
+	b  []byte
+	at time.Time
+}
+
+// tapDir is one direction of a tap: a bounded queue and its parser goroutine.
+type tapDir struct {
+	t       *h2Tap
+	dir     string
+	preface bool
+
+	mu     sync.Mutex
+	ch     chan tapChunk
+	closed bool
+	dead   atomic.Bool // parsing stopped: overflow or a parse error
+}
+
+func newTapDir(t *h2Tap, dir string, preface bool) *tapDir {
+	d := &tapDir{t: t, dir: dir, preface: preface, ch: make(chan tapChunk, tapQueueChunks)}
+	go d.run()
+	return d
+}
+
+var tapBufs = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &b }}
+
+func (d *tapDir) feed(p []byte) {
+	if d.dead.Load() {
+		return
+	}
+	var b []byte
+	if len(p) <= 16<<10 {
+		b = (*tapBufs.Get().(*[]byte))[:0]
+	}
+	b = append(b, p...)
+	d.mu.Lock()
+	if !d.closed {
+		select {
+		case d.ch <- tapChunk{b: b, at: time.Now()}:
+		default:
+			d.dead.Store(true) // the parser fell behind: stop rather than slow the connection
+			d.t.rec.e.framesDropped.Add(1)
+		}
+	}
+	d.mu.Unlock()
+}
+
+func (d *tapDir) close() {
+	d.mu.Lock()
+	if !d.closed {
+		d.closed = true
+		close(d.ch)
+	}
+	d.mu.Unlock()
+}
+
+// chunkReader reads the queued chunks in order; at is the arrival time of the chunk the
+// last byte came from.
+type chunkReader struct {
+	ch  <-chan tapChunk
+	cur tapChunk
+	off int
+	at  time.Time
+}
+
+func (r *chunkReader) Read(p []byte) (int, error) {
+	for r.off >= len(r.cur.b) {
+		if r.cur.b != nil && cap(r.cur.b) == 16<<10 {
+			b := r.cur.b[:0]
+			tapBufs.Put(&b)
+		}
+		c, ok := <-r.ch
+		if !ok {
+			r.cur = tapChunk{}
+			return 0, io.EOF
+		}
+		r.cur, r.off = c, 0
+	}
+	n := copy(p, r.cur.b[r.off:])
+	r.off += n
+	r.at = r.cur.at
+	return n, nil
+}
+
+func (d *tapDir) run() {
+	cr := &chunkReader{ch: d.ch}
+	defer func() {
+		// Drain what is left so feed never blocks, then let the recorder finish.
+		for range d.ch {
+		}
+		if d.t.done.Add(1) == 2 {
+			d.t.rec.finish()
+		}
+	}()
+	if d.preface {
+		var pre [len(http2.ClientPreface)]byte
+		if _, err := io.ReadFull(cr, pre[:]); err != nil || string(pre[:]) != http2.ClientPreface {
+			d.dead.Store(true)
+			return
+		}
+	}
+	fr := http2.NewFramer(nil, cr)
+	fr.SetMaxReadFrameSize(maxTapFrameLength)
+	fr.ReadMetaHeaders = hpack.NewDecoder(64<<10, nil)
+	fr.MaxHeaderListSize = 16 << 20
+	for {
+		f, err := fr.ReadFrame()
+		if err != nil {
+			if err != io.EOF && !d.dead.Load() {
+				d.dead.Store(true)
+				d.t.rec.e.cfg.Logf("frame capture stopped on %s connection %d (%s): %v", d.t.rec.leg, d.t.rec.connID, d.dir, err)
+			}
+			return
+		}
+		d.record(f, cr.at)
+	}
+}
+
+func (d *tapDir) record(f http2.Frame, at time.Time) {
+	fh := f.Header()
+	sf := session.Frame{Dir: d.dir, Time: at, Stream: uint64(fh.StreamID), Type: fh.Type.String(),
+		Flags: h2Flags(fh.Type, fh.Flags), Length: int(fh.Length)}
+	var key string
+	end := false
+	switch f := f.(type) {
+	case *http2.MetaHeadersFrame:
+		sf.Headers = make([]session.HeaderField, len(f.Fields))
+		for i, hf := range f.Fields {
+			sf.Headers[i] = session.HeaderField{Name: hf.Name, Value: hf.Value}
+		}
+		// The request head: inbound on the client leg, outbound on the upstream leg.
+		if (d.dir == "in") == (d.t.rec.leg == legClient) {
+			if m := f.PseudoValue("method"); m != "" {
+				key = requestKey(m, f.PseudoValue("path"))
+			}
+		}
+		end = f.StreamEnded()
+	case *http2.DataFrame:
+		end = f.StreamEnded()
+	case *http2.SettingsFrame:
+		var b strings.Builder
+		_ = f.ForeachSetting(func(s http2.Setting) error {
+			if b.Len() > 0 {
+				b.WriteByte(' ')
+			}
+			fmt.Fprintf(&b, "%s=%d", strings.TrimPrefix(s.ID.String(), "SETTINGS_"), s.Val)
+			return nil
+		})
+		sf.Detail = b.String()
+	case *http2.WindowUpdateFrame:
+		sf.Detail = fmt.Sprintf("increment=%d", f.Increment)
+	case *http2.RSTStreamFrame:
+		sf.Detail = "code=" + f.ErrCode.String()
+	case *http2.GoAwayFrame:
+		sf.Detail = fmt.Sprintf("last_stream=%d code=%s", f.LastStreamID, f.ErrCode)
+		if dd := f.DebugData(); len(dd) > 0 {
+			sf.Detail += fmt.Sprintf(" debug=%q", dd)
+		}
+	case *http2.PingFrame:
+		sf.Detail = "data=" + hex.EncodeToString(f.Data[:])
+	case *http2.PriorityFrame:
+		sf.Detail = fmt.Sprintf("depends_on=%d weight=%d exclusive=%t", f.StreamDep, int(f.Weight)+1, f.Exclusive)
+	}
+	rec := d.t.rec
+	if fh.StreamID == 0 {
+		rec.add(sf, true, "", false)
+		return
+	}
+	rec.add(sf, false, key, end)
+	if _, ok := f.(*http2.RSTStreamFrame); ok {
+		rec.endStream(uint64(fh.StreamID), d.dir, true)
+	}
+}
+
+func h2Flags(t http2.FrameType, f http2.Flags) string {
+	var names []string
+	add := func(bit http2.Flags, name string) {
+		if f.Has(bit) {
+			names = append(names, name)
+		}
+	}
+	switch t {
+	case http2.FrameData:
+		add(http2.FlagDataEndStream, "END_STREAM")
+		add(http2.FlagDataPadded, "PADDED")
+	case http2.FrameHeaders:
+		add(http2.FlagHeadersEndStream, "END_STREAM")
+		add(http2.FlagHeadersEndHeaders, "END_HEADERS")
+		add(http2.FlagHeadersPadded, "PADDED")
+		add(http2.FlagHeadersPriority, "PRIORITY")
+	case http2.FrameSettings, http2.FramePing:
+		add(http2.FlagSettingsAck, "ACK")
+	case http2.FrameContinuation:
+		add(http2.FlagContinuationEndHeaders, "END_HEADERS")
+	}
+	return strings.Join(names, "|")
+}
+
+// --- HTTP/3: quic-go's qlog events ---
+
+// quicConfig returns the QUIC settings for a connection on leg; with frame capture on it
+// carries a tracer that feeds a frameRec. connID 0 means "number it when it starts"
+// (inbound connections).
+func (e *Engine) quicConfig(leg string, connID uint64) *quic.Config {
+	conf := &quic.Config{MaxIdleTimeout: min(e.cfg.IdleTimeout, 120*time.Second), MaxIncomingStreams: 250}
+	if e.cfg.FrameSink == nil {
+		return conf
+	}
+	conf.Tracer = func(_ context.Context, isClient bool, _ quic.ConnectionID) qlogwriter.Trace {
+		id := connID
+		if id == 0 {
+			id = e.connIDs.Add(1)
+		}
+		rec := newFrameRec(e, leg, session.HTTP3, id)
+		if leg == legUpstream {
+			e.upFrames.Store(id, rec)
+		}
+		return &h3Trace{rec: rec, isClient: isClient}
+	}
+	return conf
+}
+
+// h3Trace is a qlog trace that records HTTP/3 frames into a frameRec; quic-go adds a
+// producer per connection and per HTTP/3 request, and the recorder finishes when the last
+// producer closes.
+type h3Trace struct {
+	rec       *frameRec
+	isClient  bool
+	producers atomic.Int64
+}
+
+func (t *h3Trace) AddProducer() qlogwriter.Recorder {
+	t.producers.Add(1)
+	return &h3Producer{t: t}
+}
+
+type h3Producer struct {
+	t      *h3Trace
+	closed atomic.Bool
+}
+
+func (p *h3Producer) Close() error {
+	if p.closed.CompareAndSwap(false, true) && p.t.producers.Add(-1) == 0 {
+		p.t.rec.finish()
+	}
+	return nil
+}
+
+// isRequestStream: client-initiated bidirectional QUIC streams carry requests.
+func isRequestStream(id quic.StreamID) bool { return id%4 == 0 }
+
+func (p *h3Producer) RecordEvent(ev qlogwriter.Event) {
+	t := p.t
+	switch ev := ev.(type) {
+	case h3qlog.FrameParsed:
+		t.frame("in", ev.StreamID, ev.Raw, ev.Frame)
+	case h3qlog.FrameCreated:
+		t.frame("out", ev.StreamID, ev.Raw, ev.Frame)
+	case qlog.PacketReceived:
+		t.streamEnds("in", ev.Frames)
+	case qlog.PacketSent:
+		t.streamEnds("out", ev.Frames)
+	case *qlog.PacketReceived:
+		t.streamEnds("in", ev.Frames)
+	case *qlog.PacketSent:
+		t.streamEnds("out", ev.Frames)
+	}
+}
+
+func (t *h3Trace) streamEnds(dir string, frames []qlog.Frame) {
+	for _, f := range frames {
+		switch f := f.Frame.(type) {
+		case *qlog.StreamFrame:
+			if f.Fin && isRequestStream(f.StreamID) {
+				t.rec.endStream(uint64(f.StreamID), dir, false)
+			}
+		case *qlog.ResetStreamFrame:
+			if isRequestStream(f.StreamID) {
+				t.rec.endStream(uint64(f.StreamID), dir, true)
+			}
+		}
+	}
+}
+
+func (t *h3Trace) frame(dir string, stream quic.StreamID, raw h3qlog.RawInfo, fr h3qlog.Frame) {
+	sf := session.Frame{Dir: dir, Time: time.Now(), Stream: uint64(stream), Length: raw.PayloadLength}
+	if sf.Length < 0 {
+		sf.Length = 0
+	}
+	var key string
+	switch f := fr.Frame.(type) {
+	case h3qlog.DataFrame:
+		sf.Type = "DATA"
+	case h3qlog.HeadersFrame:
+		sf.Type = "HEADERS"
+		sf.Headers = make([]session.HeaderField, len(f.HeaderFields))
+		var method, path string
+		for i, hf := range f.HeaderFields {
+			sf.Headers[i] = session.HeaderField{Name: hf.Name, Value: hf.Value}
+			switch hf.Name {
+			case ":method":
+				method = hf.Value
+			case ":path":
+				path = hf.Value
+			}
+		}
+		if method != "" && (dir == "in") == (t.rec.leg == legClient) {
+			key = requestKey(method, path)
+		}
+	case h3qlog.SettingsFrame:
+		sf.Type = "SETTINGS"
+		var parts []string
+		if f.MaxFieldSectionSize >= 0 {
+			parts = append(parts, fmt.Sprintf("MAX_FIELD_SECTION_SIZE=%d", f.MaxFieldSectionSize))
+		}
+		if f.Datagram >= 0 {
+			parts = append(parts, fmt.Sprintf("H3_DATAGRAM=%d", f.Datagram))
+		}
+		if f.ExtendedConnect >= 0 {
+			parts = append(parts, fmt.Sprintf("ENABLE_CONNECT_PROTOCOL=%d", f.ExtendedConnect))
+		}
+		for k, v := range f.Other {
+			parts = append(parts, fmt.Sprintf("0x%x=%d", k, v))
+		}
+		sort.Strings(parts)
+		sf.Detail = strings.Join(parts, " ")
+	case h3qlog.GoAwayFrame:
+		sf.Type = "GOAWAY"
+		sf.Detail = fmt.Sprintf("id=%d", f.StreamID)
+	case h3qlog.PriorityUpdateFrame:
+		sf.Type = "PRIORITY_UPDATE"
+		sf.Detail = fmt.Sprintf("stream=%d %s", f.StreamID, f.PriorityFieldValue)
+	case h3qlog.PushPromiseFrame:
+		sf.Type = "PUSH_PROMISE"
+	case h3qlog.CancelPushFrame:
+		sf.Type = "CANCEL_PUSH"
+	case h3qlog.MaxPushIDFrame:
+		sf.Type = "MAX_PUSH_ID"
+	case h3qlog.ReservedFrame:
+		sf.Type = fmt.Sprintf("RESERVED(0x%x)", f.Type)
+	case h3qlog.UnknownFrame:
+		sf.Type = fmt.Sprintf("UNKNOWN(0x%x)", f.Type)
+	default:
+		sf.Type = fmt.Sprintf("%T", f)
+	}
+	if !isRequestStream(stream) {
+		t.rec.add(sf, true, "", false)
+		return
+	}
+	t.rec.add(sf, false, key, false)
+}
