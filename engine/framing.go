@@ -485,3 +485,11 @@ func (e *Engine) refuseFraming(w http.ResponseWriter, r *http.Request) bool {
 	http.Error(w, "Inspector refused this request: "+fe.Error(), http.StatusBadRequest)
 	return true
 }
+
+// CloseWrite half-closes the connection when the underlying one can (tunnels use it).
+func (f *framingConn) CloseWrite() error {
+	if cw, ok := f.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return f.Close()
+}

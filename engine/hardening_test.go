@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -19,7 +20,9 @@ import (
 	"testing"
 	"time"
 
+	"inspector/engine"
 	et "inspector/engine/enginetest"
+	"inspector/engine/session"
 )
 
 // startConnectRelay listens on 127.0.0.1:0 and turns every accepted connection into a
@@ -384,3 +387,188 @@ func TestSmugglingCorpus(t *testing.T) {
 }
 
 func slicesSort(s []string) { sort.Strings(s) }
+
+// TestSlowlorisDoesNotBlockService opens hundreds of connections that send half a request
+// head and stall; a normal client must still be served at once.
+func TestSlowlorisDoesNotBlockService(t *testing.T) {
+	et.RequireNoLeaks(t)
+	o := et.StartOrigin(t, et.OriginH1Plain, nil)
+	p := et.StartProxy(t, nil, o)
+	var idle []net.Conn
+	defer func() {
+		for _, c := range idle {
+			c.Close()
+		}
+	}()
+	for i := 0; i < 300; i++ {
+		c, err := net.Dial("tcp", p.Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		idle = append(idle, c)
+		if _, err := io.WriteString(c, "GET "+o.URL+"/echo HTTP/1.1\r\nHost: x\r\nX-Slow: "); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := p.Client(t, et.ClientH1)
+	for i := 0; i < 5; i++ {
+		resp, err := c.Get(o.URL + "/echo")
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Fatalf("with 300 stalled connections: %s", resp.Status)
+		}
+		p.Next(t)
+	}
+}
+
+// TestConnectionLimit: over Config.MaxConns a new connection gets 503 and is closed;
+// once connections close, service resumes.
+func TestConnectionLimit(t *testing.T) {
+	et.RequireNoLeaks(t)
+	o := et.StartOrigin(t, et.OriginH1Plain, nil)
+	p := et.StartProxy(t, func(c *engine.Config) { c.MaxConns = 8 }, o)
+	var held []net.Conn
+	for i := 0; i < 8; i++ {
+		c, err := net.Dial("tcp", p.Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, c)
+		// A full request on each proves the proxy accepted it (and holds its slot).
+		io.WriteString(c, "GET "+o.URL+"/echo HTTP/1.1\r\nHost: x\r\n\r\n")
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("conn %d: %v %v", i, resp, err)
+		}
+		io.ReadAll(resp.Body)
+		p.Next(t)
+	}
+	over := rawExchange(t, p.Addr(), "GET "+o.URL+"/echo HTTP/1.1\r\nHost: x\r\n\r\n")
+	if !strings.HasPrefix(over, "HTTP/1.1 503") {
+		t.Fatalf("over the limit: %.80q", over)
+	}
+	for _, c := range held {
+		c.Close()
+	}
+	// Slots come back as the proxy notices the closes: poll, bounded.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		got := rawExchange(t, p.Addr(), "GET "+o.URL+"/echo HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+		if strings.HasPrefix(got, "HTTP/1.1 200") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("service did not resume after the connections closed: %.80q", got)
+		}
+		time.Sleep(10 * time.Millisecond) // polling for a condition, bounded above
+	}
+}
+
+func openFDs(t testing.TB) int {
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skip("no /proc/self/fd on this OS")
+	}
+	return len(ents)
+}
+
+// TestBurstAndAbandonedRequestsReturnToBaseline runs a burst of requests over h1 and h2
+// plus requests the client abandons while the origin is still working: every abandoned
+// request must be cancelled upstream, and goroutines and file descriptors must return to
+// their baseline with the proxy still running.
+func TestBurstAndAbandonedRequestsReturnToBaseline(t *testing.T) {
+	et.RequireNoLeaks(t)
+	cancelled := make(chan struct{}, 100)
+	started := make(chan struct{}, 100)
+	mux := http.NewServeMux()
+	mux.Handle("/", et.Handler())
+	mux.HandleFunc("/hang", func(w http.ResponseWriter, r *http.Request) {
+		started <- struct{}{}
+		<-r.Context().Done()
+		cancelled <- struct{}{}
+	})
+	origins := []*et.Origin{et.StartOrigin(t, et.OriginH1TLS, mux), et.StartOrigin(t, et.OriginH2TLS, mux)}
+	p := et.StartProxy(t, nil, origins...)
+	run := func() {
+		var wg sync.WaitGroup
+		for _, kind := range []string{et.ClientH1, et.ClientH2} {
+			c := p.Client(t, kind)
+			for _, o := range origins {
+				for i := 0; i < 20; i++ {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						resp, err := c.Get(o.URL + "/bytes?n=70000")
+						if err != nil {
+							t.Error(err)
+							return
+						}
+						io.Copy(io.Discard, resp.Body)
+						resp.Body.Close()
+					}()
+				}
+			}
+			wg.Wait()
+			c.Transport.(*http.Transport).CloseIdleConnections()
+		}
+		for i := 0; i < 2*2*20; i++ {
+			p.Next(t)
+		}
+	}
+	run() // warm up: pools, caches, minted leaves
+	baseG, baseFD := runtime.NumGoroutine(), openFDs(t)
+
+	run()
+	// Abandoned requests: the client gives up while the origin is still working.
+	for _, kind := range []string{et.ClientH1, et.ClientH2} {
+		c := p.Client(t, kind)
+		for _, o := range origins {
+			ctx, cancel := context.WithCancel(context.Background())
+			req, _ := http.NewRequestWithContext(ctx, "GET", o.URL+"/hang", nil)
+			errc := make(chan error, 1)
+			go func() {
+				resp, err := c.Do(req)
+				if err == nil {
+					resp.Body.Close()
+				}
+				errc <- err
+			}()
+			select {
+			case <-started:
+			case <-time.After(10 * time.Second):
+				t.Fatal("the request never reached the origin")
+			}
+			cancel()
+			<-errc
+			select {
+			case <-cancelled:
+			case <-time.After(10 * time.Second):
+				t.Fatalf("%s → %s: the origin's request was not cancelled after the client went away", kind, o.Kind)
+			}
+			s := p.Next(t)
+			if s.Error == nil || s.Error.Side != session.SideClient {
+				t.Errorf("%s → %s: abandoned session error %+v", kind, o.Kind, s.Error)
+			}
+		}
+		c.Transport.(*http.Transport).CloseIdleConnections()
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		g, fd := runtime.NumGoroutine(), openFDs(t)
+		// Upstream keep-alive pools may hold a few more idle connections than after the
+		// warm-up (each has a reader and a writer goroutine and one fd).
+		if g <= baseG+8 && fd <= baseFD+4 {
+			break
+		}
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<20)
+			t.Fatalf("not back to baseline: goroutines %d (baseline %d), fds %d (baseline %d)\n%s",
+				g, baseG, fd, baseFD, buf[:runtime.Stack(buf, true)])
+		}
+		time.Sleep(20 * time.Millisecond) // polling for a condition, bounded above
+	}
+}
