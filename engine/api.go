@@ -49,6 +49,11 @@ type Config struct {
 	TLSTimeout      time.Duration // each TLS handshake: 15s
 	ResponseTimeout time.Duration // waiting for response headers after the request: 120s
 
+	// ProxyAuth, when set ("user:password"), makes the proxy listener demand these Basic
+	// credentials (Proxy-Authorization) on every CONNECT and absolute-form request; others
+	// get 407. The command line turns it on with --allow-remote.
+	ProxyAuth string
+
 	// MaxConns caps concurrent client connections on the proxy listener (DefaultMaxConns
 	// when zero). Over the cap a new connection gets a 503 and is closed at once.
 	MaxConns int

@@ -6,6 +6,7 @@ package engine_test
 import (
 	"bufio"
 	"context"
+	"encoding/base64"
 	"io"
 	"net"
 	"net/http"
@@ -571,4 +572,52 @@ func TestBurstAndAbandonedRequestsReturnToBaseline(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond) // polling for a condition, bounded above
 	}
+}
+
+// TestProxyAuth: with Config.ProxyAuth, requests without the right Basic credentials get
+// 407 (CONNECT and absolute-form); with them they pass, and the credentials reach neither
+// the origin nor the session.
+func TestProxyAuth(t *testing.T) {
+	et.RequireNoLeaks(t)
+	o := et.StartOrigin(t, et.OriginH1Plain, nil)
+	p := et.StartProxy(t, func(c *engine.Config) { c.ProxyAuth = "inspector:s3cret" }, o)
+	host := strings.TrimPrefix(o.URL, "http://")
+	good := "Proxy-Authorization: Basic " + base64.StdEncoding.EncodeToString([]byte("inspector:s3cret")) + "\r\n"
+	bad := "Proxy-Authorization: Basic " + base64.StdEncoding.EncodeToString([]byte("inspector:guess")) + "\r\n"
+	for name, raw := range map[string]string{
+		"GET without":  "GET " + o.URL + "/echo HTTP/1.1\r\nHost: x\r\n\r\n",
+		"GET wrong":    "GET " + o.URL + "/echo HTTP/1.1\r\nHost: x\r\n" + bad + "\r\n",
+		"CONNECT none": "CONNECT " + host + " HTTP/1.1\r\nHost: x\r\n\r\n",
+		"CONNECT bad":  "CONNECT " + host + " HTTP/1.1\r\nHost: x\r\n" + bad + "\r\n",
+		"not basic":    "GET " + o.URL + "/echo HTTP/1.1\r\nHost: x\r\nProxy-Authorization: Bearer inspector:s3cret\r\n\r\n",
+	} {
+		got := rawExchange(t, p.Addr(), raw)
+		if !strings.HasPrefix(got, "HTTP/1.1 407") || !strings.Contains(got, "Proxy-Authenticate: Basic") {
+			t.Errorf("%s: %.120q", name, got)
+		}
+	}
+	got := rawExchange(t, p.Addr(), "GET "+o.URL+"/echo HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"+good+"\r\n")
+	if !strings.HasPrefix(got, "HTTP/1.1 200") || strings.Contains(got, "X-Echo-H-Proxy-Authorization") {
+		t.Errorf("with credentials: %.300q", got)
+	}
+	s := p.Next(t)
+	if _, ok := s.Request.Header["Proxy-Authorization"]; ok {
+		t.Errorf("the session kept the proxy credentials")
+	}
+	// Through a tunnel: credentials on the CONNECT only.
+	c, err := net.Dial("tcp", p.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	br := bufio.NewReader(c)
+	io.WriteString(c, "CONNECT "+host+" HTTP/1.1\r\nHost: x\r\n"+good+"\r\n")
+	if resp, err := http.ReadResponse(br, nil); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("CONNECT with credentials: %v %v", resp, err)
+	}
+	io.WriteString(c, "GET /echo HTTP/1.1\r\nHost: x\r\n\r\n")
+	if resp, err := http.ReadResponse(br, nil); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("inside the tunnel: %v %v", resp, err)
+	}
+	p.Next(t)
 }

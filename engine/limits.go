@@ -1,7 +1,11 @@
 package engine
 
 import (
+	"crypto/subtle"
+	"encoding/base64"
 	"net"
+	"net/http"
+	"strings"
 	"sync"
 	"time"
 )
@@ -67,4 +71,30 @@ func (c *limitConn) CloseWrite() error {
 		return cw.CloseWrite()
 	}
 	return c.Close()
+}
+
+// checkProxyAuth enforces Config.ProxyAuth on a request to the proxy listener (CONNECT or
+// absolute-form). Without valid Basic credentials it answers 407 and returns false. With
+// them it removes Proxy-Authorization, so credentials never reach origins or sessions.
+func (e *Engine) checkProxyAuth(w http.ResponseWriter, r *http.Request) bool {
+	want := e.cfg.ProxyAuth
+	if want == "" {
+		return true
+	}
+	got := r.Header.Get("Proxy-Authorization")
+	scheme, cred, _ := strings.Cut(got, " ")
+	ok := false
+	if strings.EqualFold(scheme, "Basic") {
+		if dec, err := base64.StdEncoding.DecodeString(strings.TrimSpace(cred)); err == nil {
+			ok = subtle.ConstantTimeCompare(dec, []byte(want)) == 1
+		}
+	}
+	r.Header.Del("Proxy-Authorization")
+	if !ok {
+		w.Header().Set("Proxy-Authenticate", `Basic realm="Inspector"`)
+		w.Header().Set("Connection", "close")
+		http.Error(w, "Inspector needs proxy credentials (Proxy-Authorization: Basic). Remote access turns them on; see the password file in the data directory.", http.StatusProxyAuthRequired)
+		return false
+	}
+	return true
 }

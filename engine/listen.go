@@ -160,7 +160,7 @@ func (e *Engine) countConn(_ net.Conn, st http.ConnState) {
 
 // serveProxy handles requests on the proxy listener: CONNECT and absolute-form requests.
 func (e *Engine) serveProxy(w http.ResponseWriter, r *http.Request) {
-	if e.refuseFraming(w, r) {
+	if e.refuseFraming(w, r) || !e.checkProxyAuth(w, r) {
 		return
 	}
 	if r.Method == http.MethodConnect {
