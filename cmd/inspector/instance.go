@@ -34,7 +34,7 @@ type instance struct {
 type instanceFlags struct {
 	headless, allowRemote, systemProxy, resetStore  bool
 	listen, upstreamCA, upstreamInsecure, noDecrypt string
-	upstreamProto, reverse, listenH3                string
+	upstreamProto, reverse, listenH3, proxyAuth     string
 	captureLimit                                    int64
 	noCapture                                       bool
 }
@@ -47,6 +47,7 @@ func runInstance(args []string) error {
 	fs.BoolVar(&f.headless, "headless", false, "run without a window")
 	fs.StringVar(&f.listen, "listen", "127.0.0.1:8080", "proxy listener address (port 0 picks a free port)")
 	fs.BoolVar(&f.allowRemote, "allow-remote", false, "allow a non-loopback --listen address")
+	fs.StringVar(&f.proxyAuth, "proxy-auth", "", "USER:PASSWORD proxy clients must send, or none (default: on with --allow-remote, generated in DATA-DIR/proxy-auth)")
 	fs.StringVar(&f.upstreamCA, "upstream-ca", "", "PEM file of extra roots trusted for origins")
 	fs.StringVar(&f.upstreamInsecure, "upstream-insecure", "", "comma list of host globs whose certificate errors are ignored")
 	fs.StringVar(&f.noDecrypt, "no-decrypt", "", "comma list of host globs tunnelled without decryption")
@@ -134,9 +135,14 @@ func startInstance(dir string, f instanceFlags) (_ *instance, err error) {
 		}
 	}
 
+	auth, err := resolveProxyAuth(dir, f.proxyAuth, f.allowRemote, stderr)
+	if err != nil {
+		return nil, err
+	}
 	eng, err := engine.New(engine.Config{
 		Listen:           f.listen,
 		AllowRemote:      f.allowRemote,
+		ProxyAuth:        auth,
 		CA:               inst.ca,
 		UpstreamRoots:    roots,
 		UpstreamInsecure: engine.SplitGlobs(f.upstreamInsecure),
