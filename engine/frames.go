@@ -108,8 +108,14 @@ func (r *frameRec) add(f session.Frame, connLevel bool, reqKey string, end bool)
 		r.streams[f.Stream] = st
 	}
 	if st.flushed {
+		// A late frame (an HTTP/3 DATA parsed after the QUIC FIN, a WINDOW_UPDATE after
+		// END_STREAM): the session gets it on its own.
+		sid := st.sid
 		r.mu.Unlock()
-		return // a late frame (e.g. WINDOW_UPDATE) after the session got its frames
+		if sid != 0 {
+			r.deliver(&streamFrames{sid: sid, frames: []session.Frame{f}})
+		}
+		return
 	}
 	if r.held >= maxHeldFrames {
 		r.mu.Unlock()

@@ -14,6 +14,7 @@ import (
 	"net/http/httputil"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/net/http2"
@@ -166,12 +167,13 @@ func (u *upstream) newTLSTransport(roots *x509.CertPool, insecure bool) (http.Ro
 			// tapped conn instead of x/net's pool (net/http keeps h2 conns in its own pool
 			// and retries elsewhere when one is unusable).
 			t.TLSNextProto["h2"] = func(authority string, c *tls.Conn) http.RoundTripper {
-				cc, err := h2.NewClientConn(u.e.newH2Tap(c, legUpstream, connIDOf(c)))
+				tap := u.e.newH2Tap(c, legUpstream, connIDOf(c))
+				cc, err := h2.NewClientConn(tap)
 				if err != nil {
 					c.Close()
 					return h2Erring{err}
 				}
-				return h2Alt{cc}
+				return &h2Alt{cc: cc, conn: tap}
 			}
 		}
 		u.closer = append(u.closer, t.CloseIdleConnections)
@@ -325,6 +327,7 @@ func (u *upstream) RoundTrip(req *http.Request) (*http.Response, error) {
 		return resp, nil
 	}
 	x.respCap = newCaptureBody(resp.Body, u.e.cfg.CaptureLimit, func() http.Header { return resp.Trailer })
+	x.respCap.spill = u.e.newSpill(x.s.ID, "response")
 	resp.Body = x.respCap
 	return resp, nil
 }
@@ -351,6 +354,7 @@ func (u *upstream) modifyResponse(resp *http.Response) error {
 		if resp.Body != io.ReadCloser(x.respCap) && resp.Body != nil && x.ws == nil {
 			// A hook replaced the body: capture what the client really gets.
 			x.respCap = newCaptureBody(resp.Body, u.e.cfg.CaptureLimit, func() http.Header { return resp.Trailer })
+			x.respCap.spill = u.e.newSpill(x.s.ID, "response")
 			resp.Body = x.respCap
 		}
 		if x.s.Response != nil {
@@ -507,67 +511,23 @@ func classifyDial(err error) *session.Error {
 	return se
 }
 
-// captureBody tees a body into a capped buffer while it streams through. Safe for a
-// reader goroutine and a result call racing at the end of an exchange.
-type captureBody struct {
-	rc      io.ReadCloser
-	limit   int64
-	trailer func() http.Header
-
-	mu      sync.Mutex
-	buf     []byte
-	n       int64
-	err     error
-	eof     bool
-	doneAt  time.Time
-	trailed http.Header
+// h2Alt is the round tripper net/http keeps for one tapped upstream h2 connection. It
+// reports GotConn itself: net/http does not for connections it hands to an alternate
+// protocol, and x/net reports it only from its own pool.
+type h2Alt struct {
+	cc   *http2.ClientConn
+	conn net.Conn
+	used atomic.Bool
 }
 
-func newCaptureBody(rc io.ReadCloser, limit int64, trailer func() http.Header) *captureBody {
-	return &captureBody{rc: rc, limit: limit, trailer: trailer}
-}
-
-func (c *captureBody) Read(p []byte) (int, error) {
-	n, err := c.rc.Read(p)
-	c.mu.Lock()
-	if n > 0 {
-		c.n += int64(n)
-		if room := c.limit - int64(len(c.buf)); room > 0 {
-			c.buf = append(c.buf, p[:min(int64(n), room)]...)
-		}
-	}
-	if err != nil && c.err == nil && !c.eof {
-		if err == io.EOF {
-			c.eof, c.doneAt = true, time.Now()
-			if c.trailer != nil {
-				if t := c.trailer(); len(t) > 0 {
-					c.trailed = t.Clone()
-				}
-			}
-		} else {
-			c.err = err
-		}
-	}
-	c.mu.Unlock()
-	return n, err
-}
-
-func (c *captureBody) Close() error { return c.rc.Close() }
-
-// result returns the captured body, trailers, when EOF was reached and the first error.
-func (c *captureBody) result() (session.Body, http.Header, time.Time, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	b := session.Body{Data: c.buf, Size: c.n, Truncated: c.n > int64(len(c.buf))}
-	return b, c.trailed, c.doneAt, c.err
-}
-
-// h2Alt is the round tripper net/http keeps for one tapped upstream h2 connection.
-type h2Alt struct{ cc *http2.ClientConn }
-
-func (a h2Alt) RoundTrip(req *http.Request) (*http.Response, error) {
+func (a *h2Alt) RoundTrip(req *http.Request) (*http.Response, error) {
 	if !a.cc.ReserveNewRequest() {
 		return nil, errH2Unusable{}
+	}
+	if trace := httptrace.ContextClientTrace(req.Context()); trace != nil && trace.GotConn != nil {
+		trace.GotConn(httptrace.GotConnInfo{Conn: a.conn, Reused: a.used.Swap(true)})
+	} else {
+		a.used.Store(true)
 	}
 	return a.cc.RoundTrip(req)
 }
