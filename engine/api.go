@@ -38,6 +38,13 @@ type Config struct {
 	// Negative disables body capture.
 	CaptureLimit int64
 
+	// SpillDir receives the bytes of bodies beyond CaptureLimit, one file per body (named
+	// in session.Body.Spilled); SpillLimit bounds the bytes kept of one body in all (memory
+	// and file). The store moves the files into its own and deletes them. Empty SpillDir:
+	// no spilling, bodies beyond the cap are truncated.
+	SpillDir   string
+	SpillLimit int64
+
 	// NewID returns the next session id. Default: an in-memory counter from 1. The store
 	// provides one that persists across restarts.
 	NewID func() session.ID

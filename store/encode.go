@@ -164,9 +164,15 @@ func decodeSummary(id session.ID, v []byte, sum *session.Summary, alias bool) (i
 func encodeSessionMeta(ss *session.Session) ([]byte, error) {
 	c := *ss
 	c.Request.Body.Data = nil
+	if c.Request.Body.Spilled != "" {
+		c.Request.Body.Spilled = SpilledInStore
+	}
 	if ss.Response != nil {
 		r := *ss.Response
 		r.Body.Data = nil
+		if r.Body.Spilled != "" {
+			r.Body.Spilled = SpilledInStore
+		}
 		c.Response = &r
 	}
 	c.Messages = nil

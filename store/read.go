@@ -51,12 +51,16 @@ func loadSession(tx *bolt.Tx, id session.ID) (*session.Session, error) {
 	return ss, nil
 }
 
+// MaxInlineBody bounds the body bytes Get returns in Body.Data; a longer stored body
+// (spilled by the engine) is read in full with OpenBody.
+const MaxInlineBody = 8 << 20
+
 func readBody(bk *bolt.Bucket, id session.ID, part byte) []byte {
 	prefix := bodyKey(id, part, 0)[:9]
 	var data []byte
 	c := bk.Cursor()
-	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-		data = append(data, v...)
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix) && len(data) < MaxInlineBody; k, v = c.Next() {
+		data = append(data, v[:min(len(v), MaxInlineBody-len(data))]...)
 	}
 	return data
 }

@@ -394,6 +394,7 @@ func (s *Store) Put(ss *session.Session) bool {
 		return true
 	default:
 		s.dropped.Add(1)
+		removeSpills([]*session.Session{ss})
 		return false
 	}
 }

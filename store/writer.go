@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"io"
+	"os"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -132,6 +134,7 @@ func (s *Store) commit(batch []*session.Session, clean bool) error {
 				kAllocated, alloc, kReserved, reserved, kClean, cleanV)
 		})
 	})
+	removeSpills(batch)
 	if err != nil {
 		s.dropped.Add(uint64(len(batch)))
 		s.setErr(err)
@@ -184,13 +187,13 @@ func putSession(b *buckets, ss *session.Session) (int64, error) {
 	if err := b.sess.Put(key, metaJSON); err != nil {
 		return 0, err
 	}
-	n, err := putBody(b.bodies, ss.ID, PartRequest, ss.Request.Body.Data)
+	n, err := putBody(b.bodies, ss.ID, PartRequest, &ss.Request.Body)
 	if err != nil {
 		return 0, err
 	}
 	stored += n
 	if ss.Response != nil {
-		n, err := putBody(b.bodies, ss.ID, PartResponse, ss.Response.Body.Data)
+		n, err := putBody(b.bodies, ss.ID, PartResponse, &ss.Response.Body)
 		if err != nil {
 			return 0, err
 		}
@@ -214,9 +217,13 @@ func putSession(b *buckets, ss *session.Session) (int64, error) {
 	return stored, b.sums.Put(key, rec)
 }
 
-func putBody(bk *bolt.Bucket, id session.ID, part byte, data []byte) (int64, error) {
+// putBody stores a body's captured bytes and, when the engine spilled the rest to a file
+// (Body.Spilled), the file's bytes after them, in chunks.
+func putBody(bk *bolt.Bucket, id session.ID, part byte, body *session.Body) (int64, error) {
 	var n int64
-	for i := uint32(0); len(data) > 0; i++ {
+	data := body.Data
+	i := uint32(0)
+	for ; len(data) > 0; i++ {
 		c := data[:min(len(data), chunkSize)]
 		data = data[len(c):]
 		// bbolt keeps the value until commit; the session is immutable, so no copy.
@@ -225,7 +232,46 @@ func putBody(bk *bolt.Bucket, id session.ID, part byte, data []byte) (int64, err
 		}
 		n += int64(len(c)) + 13
 	}
-	return n, nil
+	if body.Spilled == "" || body.Spilled == SpilledInStore {
+		return n, nil
+	}
+	f, err := os.Open(body.Spilled)
+	if err != nil {
+		return n, nil // gone (cleaned up, disk trouble): the session keeps what was captured
+	}
+	defer f.Close()
+	for ; ; i++ {
+		c := make([]byte, chunkSize) // must stay valid until commit
+		k, err := io.ReadFull(f, c)
+		if k > 0 {
+			if err := bk.Put(bodyKey(id, part, i), c[:k]); err != nil {
+				return 0, err
+			}
+			n += int64(k) + 13
+		}
+		if err != nil {
+			return n, nil // io.EOF or ErrUnexpectedEOF: the end of the file
+		}
+	}
+}
+
+// SpilledInStore is session.Body.Spilled of a stored body whose bytes beyond Data are in
+// the store: read them with OpenBody.
+const SpilledInStore = "store"
+
+// removeSpills deletes the engine's spill files of sessions once they are committed (or
+// dropped).
+func removeSpills(batch []*session.Session) {
+	for _, ss := range batch {
+		if p := ss.Request.Body.Spilled; p != "" && p != SpilledInStore {
+			os.Remove(p)
+		}
+		if ss.Response != nil {
+			if p := ss.Response.Body.Spilled; p != "" && p != SpilledInStore {
+				os.Remove(p)
+			}
+		}
+	}
 }
 
 // deleteSession removes every key of id and returns its stored size; ok is false when

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"encoding/pem"
 	"io"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	et "inspector/engine/enginetest"
+	"inspector/store"
 )
 
 // builtBinary is the real inspector binary, built once per test run by binary() and
@@ -277,5 +279,42 @@ func TestCAInstallThenCurlWithoutCACert(t *testing.T) {
 	ca("uninstall")
 	if err := curl(); err == nil {
 		t.Fatal("curl still trusts the proxy after ca uninstall")
+	}
+}
+
+// TestLargeBodyKeptWhole: a body beyond --capture-limit is spilled to disk while it
+// streams and ends up whole in the store, with nothing left in the spill folder.
+func TestLargeBodyKeptWhole(t *testing.T) {
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Skip("curl not installed (make deps installs it)")
+	}
+	data := t.TempDir()
+	plain := et.StartOrigin(t, et.OriginH1Plain, nil)
+	h := startHeadless(t, data, "--capture-limit", "65536")
+	const n = 5_000_000
+	out, err := exec.Command("curl", "-sS", "-x", "http://"+h.addr, "-o", "/dev/null", "-w", "%{size_download}", plain.URL+"/stream?n=5000000").Output()
+	if err != nil || string(out) != "5000000" {
+		t.Fatalf("curl: %v %s", err, out)
+	}
+	h.nextLine(t)
+	h.cmd.Process.Signal(syscall.SIGTERM)
+	if err := h.cmd.Wait(); err != nil {
+		t.Fatalf("exit: %v %s", err, h.errb)
+	}
+	st, err := store.Open(filepath.Join(data, "sessions.db"), store.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	s, err := st.Get(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := s.Response.Body
+	if b.Size != n || b.Truncated || b.Spilled != store.SpilledInStore || !bytes.Equal(b.Data, et.Pattern(n)) {
+		t.Errorf("stored body: size %d, %d bytes, truncated %v, spilled %q", b.Size, len(b.Data), b.Truncated, b.Spilled)
+	}
+	if left, _ := os.ReadDir(filepath.Join(data, "spill")); len(left) != 0 {
+		t.Errorf("spill files left: %v", left)
 	}
 }

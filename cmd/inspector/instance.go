@@ -27,6 +27,8 @@ type instance struct {
 	engine  *engine.Engine
 	// controlAddr is the control API's address (127.0.0.1:PORT).
 	controlAddr string
+	// debug holds breakpoints, rules and replay (control API write side, UI).
+	debug *debugAPI
 
 	stops []func() error // run in reverse order by shutdown
 }
@@ -35,7 +37,7 @@ type instanceFlags struct {
 	headless, allowRemote, systemProxy, resetStore  bool
 	listen, upstreamCA, upstreamInsecure, noDecrypt string
 	upstreamProto, reverse, listenH3, proxyAuth     string
-	captureLimit                                    int64
+	captureLimit, spillLimit                        int64
 	noCapture                                       bool
 }
 
@@ -55,6 +57,7 @@ func runInstance(args []string) error {
 	fs.StringVar(&f.reverse, "reverse", "", "reverse-proxy mode towards this origin (not available yet)")
 	fs.StringVar(&f.listenH3, "listen-h3", "", "also accept HTTP/3 on this UDP address (not available yet)")
 	fs.Int64Var(&f.captureLimit, "capture-limit", 1<<20, "bytes of each body kept in memory per session (-1: none)")
+	fs.Int64Var(&f.spillLimit, "spill-limit", 64<<20, "bytes of each body kept in all: beyond --capture-limit they go to disk, then into the store (0: keep only --capture-limit)")
 	fs.BoolVar(&f.noCapture, "no-capture", false, "start with recording off: traffic is relayed but no sessions are captured or stored")
 	fs.BoolVar(&f.resetStore, "reset-store", false, "if the session store is damaged, move it aside and start a new one")
 	fs.BoolVar(&f.systemProxy, "system-proxy", false, "point the OS system proxy at this instance while it runs (restored on exit, and after a crash)")
@@ -139,6 +142,12 @@ func startInstance(dir string, f instanceFlags) (_ *instance, err error) {
 	if err != nil {
 		return nil, err
 	}
+	// Spill files of a run that ended abruptly belong to sessions that were never stored.
+	spillDir := filepath.Join(dir, "spill")
+	_ = os.RemoveAll(spillDir)
+	if err := os.MkdirAll(spillDir, 0o700); err != nil {
+		return nil, fmt.Errorf("spill folder: %w", err)
+	}
 	eng, err := engine.New(engine.Config{
 		Listen:           f.listen,
 		AllowRemote:      f.allowRemote,
@@ -149,6 +158,8 @@ func startInstance(dir string, f instanceFlags) (_ *instance, err error) {
 		NoDecrypt:        engine.SplitGlobs(f.noDecrypt),
 		UpstreamProto:    f.upstreamProto,
 		CaptureLimit:     f.captureLimit,
+		SpillDir:         spillDir,
+		SpillLimit:       f.spillLimit,
 		NewID:            st.NextID,
 	})
 	if err != nil {
@@ -170,7 +181,11 @@ func startInstance(dir string, f instanceFlags) (_ *instance, err error) {
 		}
 	}))
 
-	addr, stop, err := startControl(dir, eng.Addr(), st, nil)
+	if inst.debug, err = newDebugAPI(dir, eng, st); err != nil {
+		return nil, err
+	}
+	inst.stops = append(inst.stops, func() error { inst.debug.bp.Close(); return nil })
+	addr, stop, err := startControl(dir, eng.Addr(), st, inst.debug.handlers())
 	if err != nil {
 		return nil, fmt.Errorf("control API: %w", err)
 	}

@@ -1,0 +1,152 @@
+package engine
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"inspector/engine/session"
+)
+
+// captureBody tees a body into a capped buffer while it streams through. Bytes beyond the
+// in-memory cap go to a spill file (Config.SpillDir) up to Config.SpillLimit, so the store
+// can keep large bodies whole without holding them in memory; beyond that they are only
+// counted and the body is marked truncated. Safe for a reader goroutine and a result call
+// racing at the end of an exchange.
+type captureBody struct {
+	rc      io.ReadCloser
+	limit   int64
+	trailer func() http.Header
+	spill   *spillFile // nil: no spilling
+
+	mu      sync.Mutex
+	buf     []byte
+	n       int64
+	err     error
+	eof     bool
+	doneAt  time.Time
+	trailed http.Header
+}
+
+func newCaptureBody(rc io.ReadCloser, limit int64, trailer func() http.Header) *captureBody {
+	return &captureBody{rc: rc, limit: limit, trailer: trailer}
+}
+
+func (c *captureBody) Read(p []byte) (int, error) {
+	n, err := c.rc.Read(p)
+	c.mu.Lock()
+	if n > 0 {
+		c.n += int64(n)
+		chunk := p[:n]
+		if room := c.limit - int64(len(c.buf)); room > 0 {
+			k := min(int64(n), room)
+			c.buf = append(c.buf, chunk[:k]...)
+			chunk = chunk[k:]
+		}
+		if len(chunk) > 0 && c.spill != nil {
+			c.spill.write(chunk)
+		}
+	}
+	if err != nil && c.err == nil && !c.eof {
+		if err == io.EOF {
+			c.eof, c.doneAt = true, time.Now()
+			if c.trailer != nil {
+				if t := c.trailer(); len(t) > 0 {
+					c.trailed = t.Clone()
+				}
+			}
+		} else {
+			c.err = err
+		}
+	}
+	c.mu.Unlock()
+	return n, err
+}
+
+func (c *captureBody) Close() error { return c.rc.Close() }
+
+// result returns the captured body, trailers, when EOF was reached and the first error.
+// It closes the spill file; the body then names it in Spilled.
+func (c *captureBody) result() (session.Body, http.Header, time.Time, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	b := session.Body{Data: c.buf, Size: c.n}
+	kept := int64(len(c.buf))
+	if c.spill != nil {
+		path, n := c.spill.finish()
+		if n > 0 {
+			b.Spilled, kept = path, kept+n
+		}
+		c.spill = nil
+	}
+	b.Truncated = c.n > kept
+	return b, c.trailed, c.doneAt, c.err
+}
+
+// spillFile receives the bytes of one body beyond the in-memory cap. It is opened on the
+// first write; a write error (disk full, read-only data dir) stops spilling for that body,
+// which is then marked truncated: capture never fails the exchange.
+type spillFile struct {
+	path  string
+	limit int64
+	f     *os.File
+	w     *bufio.Writer
+	n     int64
+	dead  bool
+}
+
+// newSpill returns the spill file for one body of session id, or nil when spilling is off.
+func (e *Engine) newSpill(id session.ID, part string) *spillFile {
+	limit := e.cfg.SpillLimit - max(e.cfg.CaptureLimit, 0)
+	if e.cfg.SpillDir == "" || limit <= 0 {
+		return nil
+	}
+	return &spillFile{path: filepath.Join(e.cfg.SpillDir, fmt.Sprintf("%d-%s.body", id, part)), limit: limit}
+}
+
+func (s *spillFile) write(p []byte) {
+	if s.dead {
+		return
+	}
+	if room := s.limit - s.n; int64(len(p)) > room {
+		p = p[:max(room, 0)]
+	}
+	if len(p) == 0 {
+		return
+	}
+	if s.f == nil {
+		f, err := os.OpenFile(s.path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+		if err != nil {
+			s.dead = true
+			return
+		}
+		s.f, s.w = f, bufio.NewWriterSize(f, 64<<10)
+	}
+	if _, err := s.w.Write(p); err != nil {
+		s.dead = true
+		return
+	}
+	s.n += int64(len(p))
+}
+
+// finish closes the file and returns its path and the bytes it holds (0 and the file
+// removed when spilling failed).
+func (s *spillFile) finish() (string, int64) {
+	if s.f == nil {
+		return "", 0
+	}
+	err := s.w.Flush()
+	if cerr := s.f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil || s.dead {
+		os.Remove(s.path)
+		return "", 0
+	}
+	return s.path, s.n
+}
