@@ -203,6 +203,7 @@ func (e *Engine) serveExchange(w http.ResponseWriter, r *http.Request) {
 
 	if r.Body != nil && r.Body != http.NoBody {
 		x.reqBody = newCaptureBody(r.Body, e.cfg.CaptureLimit, func() http.Header { return r.Trailer })
+		x.reqBody.spill = e.newSpill(s.ID, "request")
 		r.Body = x.reqBody
 	}
 	ctx := context.WithValue(httptrace.WithClientTrace(r.Context(), x.tr.clientTrace()), exchangeKey{}, x)
@@ -238,6 +239,7 @@ func (e *Engine) serveExchange(w http.ResponseWriter, r *http.Request) {
 	if r.Body != nil && r.Body != http.NoBody && r.Body != io.ReadCloser(x.reqBody) {
 		// A hook replaced the body: capture what is really sent.
 		x.reqBody = newCaptureBody(r.Body, e.cfg.CaptureLimit, func() http.Header { return r.Trailer })
+		x.reqBody.spill = e.newSpill(s.ID, "request")
 		r.Body = x.reqBody
 	}
 	s.Request.Method, s.Request.URL, s.Request.Header = r.Method, x.publicURL(r), r.Header
@@ -331,6 +333,7 @@ func (x *exchange) answer(w http.ResponseWriter, resp *http.Response) {
 	w.WriteHeader(resp.StatusCode)
 	if resp.Body != nil {
 		x.respCap = newCaptureBody(resp.Body, x.e.cfg.CaptureLimit, nil)
+		x.respCap.spill = x.e.newSpill(x.s.ID, "response")
 		_, err := copyBuffered(w, x.respCap)
 		resp.Body.Close()
 		if err != nil {
