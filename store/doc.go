@@ -22,7 +22,9 @@
 //	├── bodies                       id ‖ part ('q' request, 's' response) ‖ uint32 chunk → ≤ 64 KiB
 //	│                                of body data as it travelled (still content-encoded)
 //	├── messages                     id → JSON []session.Message (WebSocket sessions)
-//	└── frames                       id ‖ … → reserved for HTTP/2 and HTTP/3 frames (later issues)
+//	└── frames                       id ‖ uint32 batch → JSON []session.Frame: HTTP/2 and HTTP/3 frames of
+//	                                 the session, both legs, in batches as the engine delivered them
+//	                                 (frames.go; they do not count towards MaxBytes)
 //
 // # Writing
 //

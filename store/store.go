@@ -109,6 +109,8 @@ type Store struct {
 	missing    uint64
 	movedAside string
 	lastErr    atomic.Pointer[string]
+
+	frames frameWriter // HTTP/2 and HTTP/3 frames (frames.go)
 }
 
 type item struct {
@@ -316,6 +318,7 @@ func (s *Store) Close() error {
 	s.queue <- item{stop: true, flush: ch}
 	err := <-ch
 	<-s.done
+	s.frames.close()
 	return errors.Join(err, s.db.Close())
 }
 
