@@ -31,7 +31,6 @@ const (
 )
 
 type frameWriter struct {
-	once    sync.Once
 	mu      sync.Mutex
 	pending map[session.ID]*pendingFrames
 	n       int
@@ -48,14 +47,16 @@ type pendingFrames struct {
 	since  time.Time
 }
 
-func (w *frameWriter) start(s *Store) {
-	w.once.Do(func() {
-		w.pending = map[session.ID]*pendingFrames{}
-		w.kick = make(chan struct{}, 1)
-		w.stop = make(chan struct{})
-		w.done = make(chan struct{})
-		go w.run(s)
-	})
+// startLocked starts the frames goroutine on first use; w.mu is held.
+func (w *frameWriter) startLocked(s *Store) {
+	if w.stop != nil {
+		return
+	}
+	w.pending = map[session.ID]*pendingFrames{}
+	w.kick = make(chan struct{}, 1)
+	w.stop = make(chan struct{})
+	w.done = make(chan struct{})
+	go w.run(s)
 }
 
 // PutFrames queues frames of session id for storage and returns at once; it reports
@@ -66,13 +67,13 @@ func (s *Store) PutFrames(id session.ID, frames []session.Frame) bool {
 		return false
 	}
 	w := &s.frames
-	w.start(s)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.stopped || w.n+len(frames) > maxPendingFrames {
 		w.dropped.Add(uint64(len(frames)))
 		return false
 	}
+	w.startLocked(s)
 	p := w.pending[id]
 	if p == nil {
 		p = &pendingFrames{since: time.Now()}
@@ -90,13 +91,13 @@ func (s *Store) FlushFrames() error {
 		return nil
 	}
 	w := &s.frames
-	w.start(s)
 	ch := make(chan error, 1)
 	w.mu.Lock()
 	if w.stopped {
 		w.mu.Unlock()
 		return ErrClosed
 	}
+	w.startLocked(s)
 	w.flushes = append(w.flushes, ch)
 	w.mu.Unlock()
 	select {
@@ -113,6 +114,7 @@ func (s *Store) FramesDropped() uint64 { return s.frames.dropped.Load() }
 // has already committed its last batch.
 func (w *frameWriter) close() {
 	w.mu.Lock()
+	w.stopped = true // no new frames; the final round commits what is queued
 	started := w.stop != nil
 	w.mu.Unlock()
 	if !started {
@@ -140,9 +142,6 @@ func (w *frameWriter) run(s *Store) {
 		w.n = 0
 		flushes := w.flushes
 		w.flushes = nil
-		if final {
-			w.stopped = true
-		}
 		w.mu.Unlock()
 		var err error
 		if len(batch) > 0 {
