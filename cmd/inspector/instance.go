@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"inspector/engine"
+	"inspector/engine/session"
 	"inspector/rootca"
 	"inspector/store"
 )
@@ -53,9 +54,9 @@ func runInstance(args []string) error {
 	fs.StringVar(&f.upstreamCA, "upstream-ca", "", "PEM file of extra roots trusted for origins")
 	fs.StringVar(&f.upstreamInsecure, "upstream-insecure", "", "comma list of host globs whose certificate errors are ignored")
 	fs.StringVar(&f.noDecrypt, "no-decrypt", "", "comma list of host globs tunnelled without decryption")
-	fs.StringVar(&f.upstreamProto, "upstream-proto", "auto", "protocol towards origins: auto, h1, h2")
-	fs.StringVar(&f.reverse, "reverse", "", "reverse-proxy mode towards this origin (not available yet)")
-	fs.StringVar(&f.listenH3, "listen-h3", "", "also accept HTTP/3 on this UDP address (not available yet)")
+	fs.StringVar(&f.upstreamProto, "upstream-proto", "auto", "protocol towards origins: auto (ALPN, and HTTP/3 after an origin's Alt-Svc), h1, h2, h3")
+	fs.StringVar(&f.reverse, "reverse", "", "reverse-proxy mode: every request on the listeners goes to this origin (http:// or https:// URL)")
+	fs.StringVar(&f.listenH3, "listen-h3", "", "also accept HTTP/3 (QUIC) on this UDP address, decrypting with minted certificates")
 	fs.Int64Var(&f.captureLimit, "capture-limit", 1<<20, "bytes of each body kept in memory per session (-1: none)")
 	fs.Int64Var(&f.spillLimit, "spill-limit", 64<<20, "bytes of each body kept in all: beyond --capture-limit they go to disk, then into the store (0: keep only --capture-limit)")
 	fs.BoolVar(&f.noCapture, "no-capture", false, "start with recording off: traffic is relayed but no sessions are captured or stored")
@@ -66,9 +67,6 @@ func runInstance(args []string) error {
 	}
 	if fs.NArg() > 0 {
 		return usagef("unexpected argument %q", fs.Arg(0))
-	}
-	if f.reverse != "" || f.listenH3 != "" {
-		return errors.New("--reverse and --listen-h3 are not available in this version yet")
 	}
 	dir, err := dataDir()
 	if err != nil {
@@ -157,6 +155,9 @@ func startInstance(dir string, f instanceFlags) (_ *instance, err error) {
 		UpstreamInsecure: engine.SplitGlobs(f.upstreamInsecure),
 		NoDecrypt:        engine.SplitGlobs(f.noDecrypt),
 		UpstreamProto:    f.upstreamProto,
+		ListenH3:         f.listenH3,
+		Reverse:          f.reverse,
+		FrameSink:        func(id session.ID, frames []session.Frame) { st.PutFrames(id, frames) },
 		CaptureLimit:     f.captureLimit,
 		SpillDir:         spillDir,
 		SpillLimit:       f.spillLimit,

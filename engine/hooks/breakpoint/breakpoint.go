@@ -283,8 +283,9 @@ type compiledBP struct {
 // Manager holds the breakpoints and the paused sessions. Create it with New; register its
 // hooks with Install.
 type Manager struct {
-	path  string
-	chain atomic.Pointer[compiled]
+	path   string
+	chain  atomic.Pointer[compiled]
+	closed atomic.Bool
 
 	mu       sync.Mutex
 	settings Settings
@@ -582,6 +583,13 @@ func (m *Manager) ResumeAll() {
 	}
 }
 
+// Close stops pausing sessions and continues every paused one; call it before closing
+// the engine so no pause holds the shutdown.
+func (m *Manager) Close() {
+	m.closed.Store(true)
+	m.ResumeAll()
+}
+
 // Install registers the manager's request and response hooks on e. Call it before other
 // hooks that should see the edited request (rules that re-target requests usually run
 // after breakpoints).
@@ -590,7 +598,10 @@ func (m *Manager) Install(e *engine.Engine) {
 	e.AddResponseHook(engine.ResponseHookFunc(m.OnResponse))
 }
 
-func match(bps []compiledBP, s *session.Session) (int64, bool) {
+func (m *Manager) match(bps []compiledBP, s *session.Session) (int64, bool) {
+	if m.closed.Load() {
+		return 0, false
+	}
 	for _, b := range bps {
 		if b.expr.Match(s) {
 			return b.id, true
@@ -671,7 +682,7 @@ func (m *Manager) wait(ctx context.Context, info Paused) decision {
 
 // OnRequest is the request-stage hook.
 func (m *Manager) OnRequest(ctx context.Context, f *engine.Flow) error {
-	bp, ok := match(m.chain.Load().req, f.Session)
+	bp, ok := m.match(m.chain.Load().req, f.Session)
 	if !ok {
 		return nil
 	}
@@ -762,7 +773,7 @@ func answerResponse(a *Answer, r *http.Request) *http.Response {
 
 // OnResponse is the response-stage hook.
 func (m *Manager) OnResponse(ctx context.Context, f *engine.Flow) error {
-	bp, ok := match(m.chain.Load().resp, f.Session)
+	bp, ok := m.match(m.chain.Load().resp, f.Session)
 	if !ok {
 		return nil
 	}
