@@ -125,8 +125,9 @@ type row struct {
 	skip     string // why there are no figures
 	res      load.Result
 	cpu      time.Duration // proxy CPU time across the window
-	hwmKiB   int64
-	sessions int64 // Inspector: session lines printed during the run
+	hwmKiB   int64         // VmHWM: peak resident set, file-backed pages (bbolt's mmap) included
+	anonKiB  int64         // RssAnon at the end of the run: heap and stacks only
+	sessions int64         // Inspector: session lines printed during the run
 }
 
 func (r row) cpuPerReq() time.Duration {
@@ -154,6 +155,7 @@ type streamRow struct {
 
 type report struct {
 	date, machine, command, pinning string
+	loadBefore, loadAfter           string // /proc/loadavg: other work on the machine
 	versions, skipped               []string
 	opts                            options
 	tables                          []table
@@ -186,9 +188,10 @@ func run(ctx context.Context, o options, pin pinning) error {
 	rep := &report{
 		date:    time.Now().UTC().Format("2006-01-02 15:04 UTC"),
 		machine: machine(),
-		command: "make bench (cd bench && go run ./cmd/benchrun " + strings.Join(os.Args[1:], " ") + ")",
+		command: strings.TrimSpace("cd bench && go run ./cmd/benchrun " + strings.Join(os.Args[1:], " ")),
 		opts:    o,
 	}
+	rep.loadBefore = loadavg()
 	if pin.on {
 		rep.pinning = "proxy under test pinned to CPU 1; origin and load generator pinned to CPU 0 (taskset)"
 	} else {
@@ -308,12 +311,26 @@ func run(ctx context.Context, o options, pin pinning) error {
 		}
 	}
 	rep.total = time.Since(began)
+	rep.loadAfter = loadavg()
 	md := rep.markdown()
 	if o.out == "" {
 		fmt.Print(md)
 		return nil
 	}
 	return writeSection(o.out, md)
+}
+
+// loadavg is the first three fields of /proc/loadavg.
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
 }
 
 func logf(format string, args ...any) {
@@ -400,6 +417,7 @@ func measure(ctx context.Context, o options, p proxy, s load.Shape, e *env) row 
 	r.res = res
 	r.cpu = c1 - c0
 	r.hwmKiB, _ = memKiB(pr.pid, "VmHWM")
+	r.anonKiB, _ = memKiB(pr.pid, "RssAnon")
 	r.sessions = pr.lines.count()
 	serr := pr.stop()
 	switch {

@@ -136,9 +136,9 @@ func (rep *report) markdown() string {
 	p("## Side by side with other proxies (%s)", rep.date[:10])
 	p("")
 	p("- Date: %s. Machine: %s.", rep.date, rep.machine)
-	p("- Command: `%s`; whole run %v.", rep.command, rep.total.Round(time.Second))
-	p("- Placement: %s.", rep.pinning)
-	p("- Method: a fresh proxy process per row; closed-loop Go load generator (CONNECT, then TLS inside the tunnel; nginx is dialled directly), %v warm-up then a %v window; only requests completed in the window count. **CPU/req** = the proxy's utime+stime from /proc/PID/stat across the window ÷ requests (the primary figure: it holds under noise, unlike RPS). Ratio = Inspector's CPU/req ÷ this row's (below 1: Inspector is cheaper). Peak RSS = VmHWM at the end of the row's run. Origin: Go TLS server (h1 + h2) on 127.0.0.1, tiny JSON body of 52 bytes.", rep.opts.warmup, rep.opts.duration)
+	p("- Command: `%s` (the second step of `make bench`); whole run %v.", rep.command, rep.total.Round(time.Second))
+	p("- Placement: %s. Load average (1, 5, 15 min) before: %s, after: %s; on 2 CPUs anything above ~2 means other work shared the CPUs, which moves RPS and latency far more than CPU/req.", rep.pinning, rep.loadBefore, rep.loadAfter)
+	p("- Method: a fresh proxy process per row; closed-loop Go load generator (CONNECT, then TLS inside the tunnel; nginx is dialled directly), %v warm-up then a %v window; only requests completed in the window count. **CPU/req** = the proxy's utime+stime from /proc/PID/stat across the window ÷ requests (the primary figure: it holds under noise, unlike RPS). Ratio = Inspector's CPU/req ÷ this row's (below 1: Inspector is cheaper). Peak RSS = VmHWM at the end of the row's run (file-backed pages included: Inspector's bbolt file is memory-mapped); anon = RssAnon at the end (heap, stacks). Origin: Go TLS server (h1 + h2) on 127.0.0.1, tiny JSON body of 52 bytes.", rep.opts.warmup, rep.opts.duration)
 	p("- Under test: %s.", strings.Join(rep.versions, "; "))
 	p("- Inspector runs the real binary: `inspector --headless --listen 127.0.0.1:0 --data-dir TMP --upstream-ca ORIGIN-CA` (capture + bbolt store on, one session line per request on stdout, read by the harness), and the same with `--no-capture`.")
 	for _, s := range rep.skipped {
@@ -157,12 +157,12 @@ func (rep *report) markdown() string {
 		p("")
 		p("### %s", t.def.title)
 		p("")
-		p("| proxy | CPU/req ms | Inspector ÷ this | req/s | p50 ms | p99 ms | errors | peak RSS MiB |")
-		p("|---|---|---|---|---|---|---|---|")
+		p("| proxy | CPU/req ms | Inspector ÷ this | req/s | p50 ms | p99 ms | errors | peak RSS MiB | anon MiB |")
+		p("|---|---|---|---|---|---|---|---|---|")
 		insp, haveInsp := rep.find(t.def.key, "Inspector")
 		for _, r := range t.rows {
 			if r.skip != "" {
-				p("| %s | skipped: %s | | | | | | |", r.proxy, mdEscape(r.skip))
+				p("| %s | skipped: %s | | | | | | | |", r.proxy, mdEscape(r.skip))
 				continue
 			}
 			ratio := "–"
@@ -173,8 +173,8 @@ func (rep *report) markdown() string {
 			if r.res.Errors > 0 {
 				errs += " (" + mdEscape(r.res.FirstErr) + ")"
 			}
-			p("| %s | %.3f | %s | %.0f | %.2f | %.2f | %s | %.0f |", r.proxy, ms(r.cpuPerReq()), ratio, r.res.RPS(),
-				ms(r.res.P50), ms(r.res.P99), errs, float64(r.hwmKiB)/1024)
+			p("| %s | %.3f | %s | %.0f | %.2f | %.2f | %s | %.0f | %.0f |", r.proxy, ms(r.cpuPerReq()), ratio, r.res.RPS(),
+				ms(r.res.P50), ms(r.res.P99), errs, float64(r.hwmKiB)/1024, float64(r.anonKiB)/1024)
 		}
 	}
 	if len(rep.stream) > 0 {
