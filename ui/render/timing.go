@@ -3,7 +3,6 @@ package render
 import (
 	"crypto/x509"
 	"fmt"
-	"net/http"
 	"sort"
 	"strings"
 	"time"
@@ -115,32 +114,3 @@ func TLS(s *session.Session) string {
 	leg("Upstream (proxy → origin)", s.Upstream)
 	return sb.String()
 }
-
-// Curl renders the request as a curl command line (single-quoted for POSIX shells).
-func Curl(r *session.Request) string {
-	var sb strings.Builder
-	sb.WriteString("curl")
-	if r.Method != http.MethodGet {
-		sb.WriteString(" -X " + shellQuote(r.Method))
-	}
-	sb.WriteString(" " + shellQuote(r.URL))
-	names := make([]string, 0, len(r.Header))
-	for k := range r.Header {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	for _, k := range names {
-		if strings.EqualFold(k, "Content-Length") {
-			continue
-		}
-		for _, v := range r.Header[k] {
-			sb.WriteString(" -H " + shellQuote(k+": "+v))
-		}
-	}
-	if len(r.Body.Data) > 0 {
-		sb.WriteString(" --data-binary " + shellQuote(string(r.Body.Data)))
-	}
-	return sb.String()
-}
-
-func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
