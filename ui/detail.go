@@ -185,7 +185,7 @@ type detailPane struct {
 	timing   *fyne.Container
 	timeText *widget.Label
 	tls      *textView
-	frames   *widget.Label
+	frames   *framesView
 	ws       *textView
 	tabs     *container.AppTabs
 	box      fyne.CanvasObject
@@ -207,14 +207,14 @@ func newDetailPane(u *UI) *detailPane {
 	d.timing = container.NewVBox()
 	d.timeText = widget.NewLabel("")
 	d.tls = newTextView(u)
-	d.frames = widget.NewLabel("HTTP/2 and HTTP/3 frames are not captured yet.")
+	d.frames = newFramesView(u)
 	d.ws = newTextView(u)
 	d.tabs = container.NewAppTabs(
 		container.NewTabItem("Request", d.req.tabs),
 		container.NewTabItem("Response", d.resp.tabs),
 		container.NewTabItem("Timing", container.NewVScroll(container.NewBorder(d.timeText, nil, nil, nil, d.timing))),
 		container.NewTabItem("TLS", d.tls.box),
-		container.NewTabItem("Frames", d.frames),
+		container.NewTabItem("Frames", d.frames.box),
 		container.NewTabItem("WebSocket", d.ws.box),
 	)
 	d.mark = widget.NewSelect(marks, nil)
@@ -305,6 +305,7 @@ func (d *detailPane) clear() {
 	d.timing.RemoveAll()
 	d.timeText.SetText("")
 	d.ws.set("")
+	d.frames.set(nil)
 }
 
 func (d *detailPane) render(s *session.Session) {
@@ -346,6 +347,7 @@ func (d *detailPane) render(s *session.Session) {
 	}
 	d.renderTiming(s)
 	d.tls.set(render.TLS(s))
+	d.frames.load(s.ID)
 	if s.Flags.Has(session.FlagWebSocket) {
 		var sb strings.Builder
 		for _, m := range s.Messages {

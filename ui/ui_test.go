@@ -128,8 +128,8 @@ func TestJSONBodyIsPrettyAndTimingAndTLSShown(t *testing.T) {
 	if got := u.detail.tls.label.Text; !strings.Contains(got, "TLS 1.3") || !strings.Contains(got, "SNI       a.example") {
 		t.Fatalf("TLS tab = %q", got)
 	}
-	if !strings.Contains(u.detail.frames.Text, "not captured yet") {
-		t.Fatalf("frames tab = %q", u.detail.frames.Text)
+	if !strings.Contains(u.detail.frames.status.Text, "No frames recorded") {
+		t.Fatalf("frames tab = %q", u.detail.frames.status.Text)
 	}
 }
 
