@@ -69,6 +69,7 @@ func startControl(dataDir, proxyAddr string, st *store.Store, extra map[string]h
 	mux.HandleFunc("GET /api/v1/sessions", c.listSessions)
 	mux.HandleFunc("GET /api/v1/sessions/{id}", c.getSession)
 	mux.HandleFunc("GET /api/v1/stats", c.stats)
+	mux.Handle(framesPattern, framesHandler(st))
 	mux.HandleFunc("POST /api/v1/har", c.importHAR)
 	for pattern, h := range extra {
 		if err := handleSafely(mux, pattern, h); err != nil {
