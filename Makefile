@@ -53,7 +53,7 @@ cross:
 	CGO_ENABLED=0 GOOS=windows $(GO) vet ./platform/...
 	CGO_ENABLED=0 GOOS=darwin $(GO) vet ./platform/...
 
-test: deps cross test-core test-ui h2spec
+test: deps cross test-core test-ui h2spec fuzz-short
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 
 # Go micro-benchmarks, then the side-by-side run (bench/, its own module): Inspector against
@@ -77,6 +77,14 @@ H2SPEC := github.com/summerwind/h2spec/cmd/h2spec@v2.2.1+incompatible
 h2spec:
 	GOBIN=$(CURDIR)/bin $(GO) install $(H2SPEC)
 	INSPECTOR_H2SPEC=$(CURDIR)/bin/h2spec $(GO) test -count=1 -run '^TestH2Spec$$' -v ./engine/
+
+# Every fuzz target briefly (seeds in the code and in testdata/fuzz always run as tests).
+ENGINE_FUZZ := FuzzBodyFramer FuzzCheckHead FuzzHTTP1Proxy FuzzConnectTarget FuzzWSParser
+fuzz-short:
+	@set -e; for t in $(ENGINE_FUZZ); do \
+	  $(GO) test -run '^$$' -fuzz "^$$t\$$" -fuzztime 10s ./engine/; done
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 10s ./engine/filter/
+	$(GO) test -run '^$$' -fuzz '^FuzzRead$$' -fuzztime 10s ./store/har/
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./engine/filter/

@@ -216,7 +216,8 @@ func checkHead(head []byte) (bodyFramer, bool, string) {
 	if !ok1 || !ok2 {
 		return bodyFramer{}, false, "malformed request line"
 	}
-	http10 := string(proto) == "HTTP/1.0"
+	major, minor, ok := http.ParseHTTPVersion(string(proto))
+	preHTTP11 := !ok || major < 1 || (major == 1 && minor < 1)
 	var cls, tes [][]byte
 	upgrade := false
 	for _, l := range lines[1 : len(lines)-1] {
@@ -257,8 +258,8 @@ func checkHead(head []byte) (bodyFramer, bool, string) {
 	switch {
 	case len(tes) > 0 && len(cls) > 0:
 		return fr, false, "both Content-Length and Transfer-Encoding"
-	case len(tes) > 0 && http10:
-		return fr, false, "Transfer-Encoding in an HTTP/1.0 request"
+	case len(tes) > 0 && preHTTP11:
+		return fr, false, "Transfer-Encoding in a request older than HTTP/1.1"
 	case len(tes) > 1:
 		return fr, false, "more than one Transfer-Encoding header"
 	case len(tes) == 1:
