@@ -90,6 +90,8 @@ type Deps struct {
 	HAR    *HAR
 	// MaxRows bounds the summaries held in memory (viewmodel.DefaultMax when 0).
 	MaxRows int
+	// Debug drives breakpoints, the composer and replay; nil disables them.
+	Debug Debugger
 }
 
 // recentCap is how many completed sessions are kept in memory for the detail pane while
@@ -115,7 +117,8 @@ type UI struct {
 	capture *widget.Button
 	content fyne.CanvasObject
 
-	pump *viewmodel.Pump
+	pump  *viewmodel.Pump
+	debug *debugViews
 	// loadErr is the last error loading from the store, shown in the status bar.
 	loadErr error
 }
@@ -141,6 +144,7 @@ func New(a fyne.App, w fyne.Window, d Deps) *UI {
 	u.follow.SetChecked(true)
 	u.capture = widget.NewButton("Pause capture", u.ToggleCapture)
 	u.updateCaptureButton()
+	u.debug = newDebugViews(u, d.Debug)
 
 	toolbar := container.NewHBox(
 		u.capture,
@@ -154,12 +158,13 @@ func New(a fyne.App, w fyne.Window, d Deps) *UI {
 		u.follow,
 		widget.NewButton("Shortcuts", u.ShowShortcuts),
 	)
+	debugRow := container.NewHBox(u.debug.toolbar()...)
 	listPane := container.NewHSplit(u.hosts.object(), u.list.table)
 	listPane.SetOffset(0.16)
 	split := container.NewVSplit(listPane, u.detail.object())
 	split.SetOffset(0.5)
 	u.content = container.NewBorder(
-		container.NewVBox(toolbar, u.filter.object()),
+		container.NewVBox(toolbar, debugRow, u.filter.object()),
 		u.status.object(),
 		nil, nil,
 		split,
