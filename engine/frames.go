@@ -217,12 +217,27 @@ func (r *frameRec) forget(stream uint64, st *streamFrames) {
 	}
 }
 
-// mergeFrames returns the connection frames and the stream frames in time order.
+// mergeFrames returns the connection frames and the stream frames in time order; each
+// list is in time order already (one parser per direction appends in order, and the two
+// directions' times interleave), so a stable sort of the rare out-of-order pairs follows a
+// linear merge.
 func mergeFrames(connFrames, streamFrames []session.Frame) []session.Frame {
 	out := make([]session.Frame, 0, len(connFrames)+len(streamFrames))
-	out = append(out, connFrames...)
-	out = append(out, streamFrames...)
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Time.Before(out[j].Time) })
+	i, j := 0, 0
+	for i < len(connFrames) && j < len(streamFrames) {
+		if streamFrames[j].Time.Before(connFrames[i].Time) {
+			out = append(out, streamFrames[j])
+			j++
+		} else {
+			out = append(out, connFrames[i])
+			i++
+		}
+	}
+	out = append(out, connFrames[i:]...)
+	out = append(out, streamFrames[j:]...)
+	if !sort.SliceIsSorted(out, func(a, b int) bool { return out[a].Time.Before(out[b].Time) }) {
+		sort.SliceStable(out, func(a, b int) bool { return out[a].Time.Before(out[b].Time) })
+	}
 	return out
 }
 
@@ -390,8 +405,8 @@ func (d *tapDir) feed(p []byte) {
 		return
 	}
 	var b []byte
-	if len(p) <= 16<<10 {
-		b = (*tapBufs.Get().(*[]byte))[:0]
+	if len(p) > 2<<10 && len(p) <= 16<<10 {
+		b = (*tapBufs.Get().(*[]byte))[:0] // pooled for bulk data; small chunks are cheaper to allocate
 	}
 	b = append(b, p...)
 	d.mu.Lock()
