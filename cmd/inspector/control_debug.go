@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -371,4 +372,19 @@ func loadSessions(st *store.Store, ids []session.ID) ([]*session.Session, error)
 		out = append(out, s)
 	}
 	return out, nil
+}
+
+// The methods below let the window use debugAPI as its ui.Debugger.
+
+func (d *debugAPI) Breakpoints() []breakpoint.Breakpoint                 { return d.bp.Settings().Breakpoints }
+func (d *debugAPI) AddBreakpoint(b breakpoint.Breakpoint) (int64, error) { return d.bp.Add(b) }
+func (d *debugAPI) SetBreakpoint(b breakpoint.Breakpoint) error          { return d.bp.Set(b) }
+func (d *debugAPI) RemoveBreakpoint(id int64) error                      { return d.bp.Remove(id) }
+func (d *debugAPI) Paused() []breakpoint.Paused                          { return d.bp.List() }
+func (d *debugAPI) Resume(id session.ID, e *breakpoint.Edits) error      { return d.bp.Resume(id, e) }
+func (d *debugAPI) Respond(id session.ID, a breakpoint.Answer) error     { return d.bp.Respond(id, a) }
+func (d *debugAPI) Abort(id session.ID) error                            { return d.bp.Abort(id) }
+func (d *debugAPI) OnChange(f func())                                    { d.bp.OnChange(f) }
+func (d *debugAPI) Send(ctx context.Context, req *http.Request, opts engine.SendOptions) (*session.Session, error) {
+	return d.snd.Send(ctx, req, opts)
 }

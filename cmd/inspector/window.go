@@ -63,6 +63,9 @@ func windowDeps(inst *instance, events <-chan engine.Event) ui.Deps {
 	if o := newOSAdapter(inst); o != nil {
 		d.OS = o
 	}
+	if inst.debug != nil {
+		d.Debug = inst.debug
+	}
 	return d
 }
 
