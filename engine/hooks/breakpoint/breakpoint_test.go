@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"inspector/engine"
 	et "inspector/engine/enginetest"
 	"inspector/engine/hooks/breakpoint"
 	"inspector/engine/session"
@@ -381,3 +382,92 @@ func TestPersistenceAndBadInput(t *testing.T) {
 }
 
 func ptr(s string) *string { return &s }
+
+// TestPauseOutlivesEngineTimeouts: with header, idle and response timeouts far shorter
+// than the pause (which the manager's own timeout ends), paused streams still complete:
+// no engine timeout runs for a paused stream.
+func TestPauseOutlivesEngineTimeouts(t *testing.T) {
+	et.RequireNoLeaks(t)
+	o := et.StartOrigin(t, et.OriginH2TLS, nil)
+	p := et.StartProxy(t, func(c *engine.Config) {
+		c.HeaderTimeout, c.IdleTimeout, c.ResponseTimeout = 20*time.Millisecond, 20*time.Millisecond, 20*time.Millisecond
+	}, o)
+	m, err := breakpoint.New("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Install(p.Engine)
+	m.Add(breakpoint.Breakpoint{Filter: "path:/echo", Phase: breakpoint.PhaseBoth, Enabled: true})
+	m.SetTimeout(300*time.Millisecond, breakpoint.TimeoutContinue)
+	for _, kind := range []string{et.ClientH1, et.ClientH2} {
+		req, _ := http.NewRequest("POST", o.URL+"/echo", strings.NewReader("slow but fine"))
+		r := <-do(p.Client(t, kind), req)
+		if r.err != nil || r.resp.StatusCode != 200 || r.resp.Header.Get("X-Echo-Body-Size") != "13" {
+			t.Errorf("%s: %+v", kind, r)
+		}
+		if s := p.Next(t); s.Error != nil {
+			t.Errorf("%s: session error %v", kind, s.Error)
+		}
+	}
+}
+
+// TestHTTP3BothLegs pauses an HTTP/3 stream (client → proxy over QUIC, proxy → origin
+// over HTTP/3) while another stream of the same QUIC connection completes, then resumes
+// it with an edit and changes the response status at the response stage.
+func TestHTTP3BothLegs(t *testing.T) {
+	et.RequireNoLeaks(t)
+	o := et.StartOrigin(t, et.OriginH3, nil)
+	p := et.StartProxy(t, func(c *engine.Config) {
+		c.ListenH3 = "127.0.0.1:0"
+		c.UpstreamProto = "h3"
+	}, o)
+	m, err := breakpoint.New("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Install(p.Engine)
+	changed := make(chan struct{}, 64)
+	m.OnChange(func() {
+		select {
+		case changed <- struct{}{}:
+		default:
+		}
+	})
+	t.Cleanup(m.Close)
+	m.Add(breakpoint.Breakpoint{Filter: "path:/echo?hold", Phase: breakpoint.PhaseBoth, Enabled: true})
+	c := p.H3Client(t)
+	req, _ := http.NewRequest("POST", o.H3URL+"/echo?hold", strings.NewReader("h3 body"))
+	held := do(c, req)
+	paused := waitPaused(t, m, changed, 1)[0]
+	if resp, err := c.Get(o.H3URL + "/echo?free"); err != nil || resp.StatusCode != 200 || resp.ProtoMajor != 3 {
+		t.Fatalf("other h3 stream: %v %v", resp, err)
+	} else {
+		resp.Body.Close()
+	}
+	free := p.Next(t)
+	nb := "edited h3"
+	if err := m.Resume(paused.ID, &breakpoint.Edits{Body: &nb}); err != nil {
+		t.Fatal(err)
+	}
+	var resp breakpoint.Paused
+	for {
+		l := waitPaused(t, m, changed, 1)
+		if l[0].Phase == breakpoint.PhaseResponse {
+			resp = l[0]
+			break
+		}
+		<-changed
+	}
+	if resp.Header.Get("X-Echo-Body-Size") != "9" {
+		t.Errorf("the origin saw %v", resp.Header)
+	}
+	m.Resume(resp.ID, &breakpoint.Edits{Status: 203})
+	r := <-held
+	if r.err != nil || r.resp.StatusCode != 203 || r.resp.ProtoMajor != 3 {
+		t.Fatalf("client got %+v", r)
+	}
+	s := p.Next(t)
+	if s.Client.Proto != session.HTTP3 || s.Upstream.Proto != session.HTTP3 || s.Status() != 203 || s.Client.ConnID != free.Client.ConnID {
+		t.Errorf("session: client %s upstream %s status %d conns %d/%d", s.Client.Proto, s.Upstream.Proto, s.Status(), s.Client.ConnID, free.Client.ConnID)
+	}
+}
