@@ -18,6 +18,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -347,12 +348,18 @@ func goBuild(ctx context.Context, dir, out string, args ...string) error {
 	return nil
 }
 
+// gitDescribe names the commit the Inspector binary was built from, and says so when the
+// working tree outside bench/ had uncommitted changes (the build includes them).
 func gitDescribe(repo string) string {
 	out, err := exec.Command("git", "-C", repo, "log", "-1", "--format=commit %h (%cs)").Output()
 	if err != nil {
-		return "working tree"
+		return "a working tree outside git"
 	}
-	return string(out)
+	s := strings.TrimSpace(string(out))
+	if st, err := exec.Command("git", "-C", repo, "status", "--porcelain", "--untracked-files=no", "--", ".", ":!bench", ":!docs").Output(); err == nil && len(st) > 0 {
+		s += " plus uncommitted changes in " + strconv.Itoa(strings.Count(string(st), "\n")) + " files"
+	}
+	return s
 }
 
 // goModVersions maps module paths to versions from a go.mod's require lines.

@@ -1,8 +1,8 @@
 // Command inspectorprof composes Inspector as the binary's headless mode does (rootca, the
-// bbolt store fed by an observer of completed sessions, the engine, and one stdout line per
-// completed session from a subscription) and records a CPU profile of the whole process
-// until SIGTERM. `benchrun -profile DIR` runs it pinned like the real binary, so the
-// profile shows where the proxy's own CPU goes under each load shape.
+// bbolt store fed by an observer of completed sessions and by the HTTP/2 frame sink, the
+// engine, and one stdout line per completed session from a subscription) and records a CPU
+// profile of the whole process until SIGTERM. `benchrun -profile DIR` runs it pinned like
+// the real binary, so the profile shows where the proxy's own CPU goes under each shape.
 package main
 
 import (
@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"inspector/engine"
+	"inspector/engine/session"
 	"inspector/rootca"
 	"inspector/store"
 )
@@ -60,7 +61,10 @@ func run(dir, upstreamCA, cpuProfile string, noCapture bool) error {
 		return err
 	}
 	defer st.Close()
-	eng, err := engine.New(engine.Config{Listen: "127.0.0.1:0", CA: ca, UpstreamRoots: roots, NewID: st.NextID})
+	eng, err := engine.New(engine.Config{
+		Listen: "127.0.0.1:0", CA: ca, UpstreamRoots: roots, NewID: st.NextID,
+		FrameSink: func(id session.ID, frames []session.Frame) { st.PutFrames(id, frames) },
+	})
 	if err != nil {
 		return err
 	}
