@@ -7,12 +7,12 @@ replace inspector => ../
 require (
 	github.com/elazarl/goproxy v1.9.4
 	github.com/google/martian/v3 v3.3.3
+	github.com/quic-go/quic-go v0.65.0
 	inspector v0.0.0-00010101000000-000000000000
 )
 
 require (
 	github.com/quic-go/qpack v0.6.0 // indirect
-	github.com/quic-go/quic-go v0.65.0 // indirect
 	go.etcd.io/bbolt v1.5.0 // indirect
 	golang.org/x/crypto v0.58.0 // indirect
 	golang.org/x/net v0.62.0 // indirect

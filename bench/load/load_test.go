@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quic-go/quic-go/http3"
+
 	"inspector/bench/load"
 	"inspector/bench/origin"
 	"inspector/engine"
@@ -186,5 +188,26 @@ func TestOriginEndpoints(t *testing.T) {
 	b, err := io.ReadAll(resp.Body)
 	if err != nil || string(b) != `{"len":5}`+"\n" {
 		t.Fatalf("echo-len: %q %v", b, err)
+	}
+}
+
+func TestOriginH3(t *testing.T) {
+	ca, srv := startOrigin(t)
+	if err := srv.StartH3(); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.StartH3(); err == nil {
+		t.Fatal("second StartH3 accepted")
+	}
+	tr := &http3.Transport{TLSClientConfig: &tls.Config{RootCAs: pool(ca)}}
+	defer tr.Close()
+	resp, err := (&http.Client{Transport: tr}).Get("https://" + srv.Addr + "/tiny")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil || resp.ProtoMajor != 3 || string(b) != string(origin.TinyJSON) {
+		t.Fatalf("h3: %s %q %v", resp.Proto, b, err)
 	}
 }

@@ -8,7 +8,8 @@
 //	GET  /bytes?n=N      N bytes of body (N ≤ 1 GiB), streamed from one shared buffer
 //	POST /echo-len       reads the whole body and answers {"len":N}
 //
-// The server is safe for any number of concurrent clients; it keeps no per-request state.
+// StartH3 adds HTTP/3 on the same port over UDP. The server is safe for any number of
+// concurrent clients; it keeps no per-request state.
 package origin
 
 import (
@@ -30,6 +31,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"time"
+
+	"github.com/quic-go/quic-go/http3"
 )
 
 // MaxBytes is the largest body /bytes serves.
@@ -114,6 +117,10 @@ type Server struct {
 	srv  *http.Server
 	ln   net.Listener
 	done chan error
+
+	h3     *http3.Server // nil until StartH3
+	h3pc   net.PacketConn
+	h3done chan error
 }
 
 // Handler returns the origin's http.Handler.
@@ -180,11 +187,36 @@ func Start(ca *CA) (*Server, error) {
 	return s, nil
 }
 
+// StartH3 also serves Handler over HTTP/3 on UDP at the same port number as the TCP side,
+// so one https://127.0.0.1:PORT URL reaches either (a proxy forced to HTTP/3 towards origins
+// dials the URL's port over UDP). It fails if that UDP port is taken.
+func (s *Server) StartH3() error {
+	if s.h3 != nil {
+		return errors.New("origin: HTTP/3 already started")
+	}
+	pc, err := net.ListenPacket("udp", s.Addr)
+	if err != nil {
+		return fmt.Errorf("origin: HTTP/3 on UDP %s: %w", s.Addr, err)
+	}
+	s.h3pc = pc
+	s.h3 = &http3.Server{Handler: s.srv.Handler, TLSConfig: http3.ConfigureTLSConfig(s.srv.TLSConfig.Clone())}
+	s.h3done = make(chan error, 1)
+	go func() { s.h3done <- s.h3.Serve(pc) }()
+	return nil
+}
+
 // Close stops the server and its connections.
 func (s *Server) Close() error {
 	err := s.srv.Close()
 	if serr := <-s.done; serr != nil && !errors.Is(serr, http.ErrServerClosed) {
 		err = errors.Join(err, serr)
+	}
+	if s.h3 != nil {
+		err = errors.Join(err, s.h3.Close())
+		s.h3pc.Close()
+		if herr := <-s.h3done; herr != nil && !errors.Is(herr, http.ErrServerClosed) && !errors.Is(herr, net.ErrClosed) {
+			err = errors.Join(err, herr)
+		}
 	}
 	return err
 }

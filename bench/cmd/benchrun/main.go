@@ -90,7 +90,7 @@ func selected(list, name string) bool {
 	return false
 }
 
-// shapeDef is one table: a load shape and which proxies run it.
+// shapeDef is one table: a load shape run against every proxy.
 type shapeDef struct {
 	key, title string
 	shape      load.Shape
@@ -283,18 +283,37 @@ func run(ctx context.Context, o options, pin pinning) error {
 		rep.versions = append(rep.versions, strings.TrimPrefix(versionOf(b, "-v"), "nginx version: ")+" (TLS reverse proxy, no CONNECT: the ceiling)")
 		add("nginx", proxy{name: "nginx", reverse: true, start: e.nginx(b)})
 	}
-	rep.h3 = h3Note(inspBin)
+	var h3rows []proxy
+	if rep.h3 = h3Note(inspBin); rep.h3 == "" {
+		if err := srv.StartH3(); err != nil {
+			rep.h3 = "h3 upstream: skipped, " + err.Error()
+		} else {
+			for _, up := range []string{"h1", "h2", "h3"} {
+				h3rows = append(h3rows, proxy{name: "Inspector, upstream " + up, start: e.inspector(inspBin, true, "--upstream-proto", up)})
+			}
+		}
+	}
 
 	if o.profile != "" {
 		return profileRuns(ctx, o, e, benchDir)
 	}
 
-	for _, sd := range shapes(o.conns) {
+	defs := shapes(o.conns)
+	if len(h3rows) > 0 && selected(o.only, "inspector") {
+		defs = append(defs, shapeDef{key: "upstream",
+			title: fmt.Sprintf("Towards the origin over HTTP/1.1, HTTP/2 and HTTP/3 (Inspector only, capture on): keep-alive tiny GET, HTTP/1.1 to the proxy (%d connections)", o.conns),
+			shape: load.Shape{Name: "upstream", Proto: "h1", Method: "GET", Path: "/tiny", Conns: o.conns, Streams: 1, WantBytes: int64(len(origin.TinyJSON))}})
+	}
+	for _, sd := range defs {
 		if !selected(o.shapes, sd.key) {
 			continue
 		}
 		t := table{def: sd}
-		for _, p := range proxies {
+		run := proxies
+		if sd.key == "upstream" {
+			run = h3rows // Inspector variants instead of the peers
+		}
+		for _, p := range run {
 			r := measure(ctx, o, p, sd.shape, e)
 			t.rows = append(t.rows, r)
 			if ctx.Err() != nil {
@@ -378,14 +397,14 @@ func goModVersions(path string) map[string]string {
 	return m
 }
 
-// h3Note says why the HTTP/3 upstream shape is not run: the binary's --upstream-proto must
-// offer h3 for it.
+// h3Note says why the HTTP/3 upstream shape cannot run, or "" when the binary's
+// --upstream-proto offers h3.
 func h3Note(bin string) string {
 	out, _ := exec.Command(bin, "--help").CombinedOutput()
 	for _, l := range strings.Split(string(out), "\n") {
 		if strings.Contains(l, "protocol towards origins") {
 			if strings.Contains(l, "h3") {
-				return "h3 upstream: skipped, the harness has no HTTP/3 origin yet although the binary offers --upstream-proto h3"
+				return ""
 			}
 			return "h3 upstream: skipped, this Inspector build has no HTTP/3 towards origins (--upstream-proto: " + strings.TrimSpace(strings.SplitN(l, ":", 2)[1]) + ")"
 		}

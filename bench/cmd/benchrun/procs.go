@@ -236,7 +236,9 @@ func (e *env) nextDir(name string) (string, error) {
 	return d, os.MkdirAll(d, 0o700)
 }
 
-func (e *env) inspector(bin string, capture bool) func(context.Context) (*proc, error) {
+// inspector starts the real binary headless with its own data directory (holding the
+// shared MITM CA), trusting the origin's CA; extra flags are appended.
+func (e *env) inspector(bin string, capture bool, extra ...string) func(context.Context) (*proc, error) {
 	return func(ctx context.Context) (*proc, error) {
 		d, err := e.nextDir("inspector")
 		if err != nil {
@@ -254,6 +256,7 @@ func (e *env) inspector(bin string, capture bool) func(context.Context) (*proc, 
 		if !capture {
 			argv = append(argv, "--no-capture")
 		}
+		argv = append(argv, extra...)
 		cmd := e.pin.proxyCommand(argv...)
 		cmd.Env = append(os.Environ(), "LANG=C.UTF-8")
 		p, err := launch(ctx, cmd, true, "")

@@ -144,7 +144,11 @@ func (rep *report) markdown() string {
 	for _, s := range rep.skipped {
 		p("- %s", s)
 	}
-	p("- %s.", rep.h3)
+	if rep.h3 != "" {
+		p("- %s.", rep.h3)
+	} else {
+		p("- HTTP/3 is measured towards the origin only (Inspector's --upstream-proto h3; the origin also serves HTTP/3 on the same port over UDP): HTTP/3 from clients needs a client that reaches a proxy without CONNECT, which none of the peers offers.")
+	}
 	p("")
 	p("### Targets (issue \"Performance\"), ratios from this run")
 	p("")
