@@ -380,6 +380,10 @@ func (x *exchange) complete(aborted bool) {
 		x.fail(session.PhaseBody, session.SideClient, "the client went away before the response was complete")
 	}
 	s.Timings.ResponseDone = now
+	if x.e.cfg.FrameSink != nil {
+		x.info.frames.sessionDone(s.ID)
+		x.e.upstreamRec(s.Upstream.ConnID).sessionDone(s.ID)
+	}
 	x.e.publish(Event{Kind: EventComplete, Summary: s.Summarize(), Session: s})
 }
 

@@ -15,7 +15,6 @@ import (
 
 	"github.com/quic-go/quic-go"
 	h3qlog "github.com/quic-go/quic-go/http3/qlog"
-	"github.com/quic-go/quic-go/qlog"
 	"github.com/quic-go/quic-go/qlogwriter"
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
@@ -30,14 +29,14 @@ import (
 // copy what passed into a bounded queue and return; one goroutine per direction parses
 // the queue with x/net/http2's Framer and an HPACK decoder. HTTP/3 frames come from
 // quic-go's qlog events (HEADERS already QPACK-decoded by quic-go, DATA, SETTINGS,
-// GOAWAY), and stream ends from its QUIC STREAM/RESET_STREAM frame events.
+// GOAWAY); an HTTP/3 stream's frames are delivered when the engine completes its session.
 //
 // A stream is linked to its session by the request it carries: the first HEADERS of a
 // stream gives method and path, and the engine announces each session's method and path
 // on the connection; both sides queue in order, so requests on one connection pair up in
-// arrival order. When a linked stream ends (END_STREAM both ways or a reset; for HTTP/3
-// the QUIC FINs) or the connection closes, its frames, with the connection-level frames
-// seen so far, go to FrameSink.
+// arrival order. When a linked stream ends (HTTP/2: END_STREAM both ways or a reset;
+// HTTP/3: its session completed) or the connection closes, its frames, with the
+// connection-level frames seen so far, go to FrameSink; frames seen later go on their own.
 //
 // Bounds: a connection holds at most maxHeldFrames frames not yet delivered; more are
 // dropped and counted (Stats.FramesDropped). A tap whose queue is full stops parsing
@@ -632,30 +631,28 @@ func (p *h3Producer) RecordEvent(ev qlogwriter.Event) {
 		t.frame("in", ev.StreamID, ev.Raw, ev.Frame)
 	case h3qlog.FrameCreated:
 		t.frame("out", ev.StreamID, ev.Raw, ev.Frame)
-	case qlog.PacketReceived:
-		t.streamEnds("in", ev.Frames)
-	case qlog.PacketSent:
-		t.streamEnds("out", ev.Frames)
-	case *qlog.PacketReceived:
-		t.streamEnds("in", ev.Frames)
-	case *qlog.PacketSent:
-		t.streamEnds("out", ev.Frames)
 	}
 }
 
-func (t *h3Trace) streamEnds(dir string, frames []qlog.Frame) {
-	for _, f := range frames {
-		switch f := f.Frame.(type) {
-		case *qlog.StreamFrame:
-			if f.Fin && isRequestStream(f.StreamID) {
-				t.rec.endStream(uint64(f.StreamID), dir, false)
-			}
-		case *qlog.ResetStreamFrame:
-			if isRequestStream(f.StreamID) {
-				t.rec.endStream(uint64(f.StreamID), dir, true)
-			}
+// sessionDone delivers the frames of session id's stream on an HTTP/3 connection. quic-go
+// records HTTP/3 frames as the stream is read and written, so when the engine completes
+// the session every frame of its stream has been seen; a QUIC FIN can arrive before the
+// frames it ends are parsed, so it is not used. (HTTP/2 taps parse asynchronously and
+// use END_STREAM instead.)
+func (r *frameRec) sessionDone(id session.ID) {
+	if r == nil || r.proto != session.HTTP3 {
+		return
+	}
+	var flush *streamFrames
+	r.mu.Lock()
+	for stream, st := range r.streams {
+		if st.sid == id && !st.flushed {
+			flush = r.take(stream, st)
+			break
 		}
 	}
+	r.mu.Unlock()
+	r.deliver(flush)
 }
 
 func (t *h3Trace) frame(dir string, stream quic.StreamID, raw h3qlog.RawInfo, fr h3qlog.Frame) {
