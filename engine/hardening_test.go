@@ -5,13 +5,20 @@ package engine_test
 
 import (
 	"bufio"
+	"bytes"
+	"compress/gzip"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/base64"
+	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"runtime"
 	"sort"
@@ -21,9 +28,14 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/hpack"
+
 	"inspector/engine"
 	et "inspector/engine/enginetest"
+	"inspector/engine/filter"
 	"inspector/engine/session"
+	"inspector/rootca"
 )
 
 // startConnectRelay listens on 127.0.0.1:0 and turns every accepted connection into a
@@ -620,4 +632,302 @@ func TestProxyAuth(t *testing.T) {
 		t.Fatalf("inside the tunnel: %v %v", resp, err)
 	}
 	p.Next(t)
+}
+
+// hostileOrigin is a TLS origin that speaks raw HTTP/2 (or raw HTTP/1.1) frames chosen by
+// the request path, to misbehave in ways net/http's server never would.
+type hostileOrigin struct {
+	ln    net.Listener
+	addr  string
+	proto string
+	wg   sync.WaitGroup
+	// stuck counts behaviours that ran to their end without the proxy giving up (for
+	// endless ones, that means the proxy kept consuming).
+	mu    sync.Mutex
+	stuck []string
+}
+
+func startHostileOrigin(t *testing.T, proto string) (*hostileOrigin, *x509.Certificate) {
+	t.Helper()
+	ca, err := rootca.Load(filepath.Join(t.TempDir(), "hostile-ca"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf, err := ca.LeafFor("127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{*leaf}, NextProtos: []string{proto}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := &hostileOrigin{ln: ln, addr: ln.Addr().String(), proto: proto}
+	var mu sync.Mutex
+	var conns []net.Conn
+	o.wg.Add(1)
+	go func() {
+		defer o.wg.Done()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+			o.wg.Add(1)
+			go func() {
+				defer o.wg.Done()
+				defer c.Close()
+				if proto == "h2" {
+					o.serveH2(c)
+				} else {
+					o.serveH1(c)
+				}
+			}()
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		for _, c := range conns {
+			c.Close()
+		}
+		mu.Unlock()
+		o.wg.Wait()
+	})
+	return o, ca.Cert()
+}
+
+func (o *hostileOrigin) ranToEnd(what string) {
+	o.mu.Lock()
+	o.stuck = append(o.stuck, what)
+	o.mu.Unlock()
+}
+
+func (o *hostileOrigin) serveH1(c net.Conn) {
+	br := bufio.NewReader(c)
+	req, err := http.ReadRequest(br)
+	if err != nil {
+		return
+	}
+	switch req.URL.Path {
+	case "/endless-headers":
+		io.WriteString(c, "HTTP/1.1 200 OK\r\n")
+		line := "X-Pad: " + strings.Repeat("p", 1000) + "\r\n"
+		for i := 0; i < 20000; i++ { // 20 MB, far past any sane cap
+			if _, err := io.WriteString(c, line); err != nil {
+				return
+			}
+		}
+		o.ranToEnd(req.URL.Path)
+	case "/bad-status":
+		io.WriteString(c, "HTTP/1.1 2x0 OK\r\nContent-Length: 0\r\n\r\n")
+	case "/bad-header":
+		io.WriteString(c, "HTTP/1.1 200 OK\r\nX-A: a\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\nabc")
+	case "/early-close":
+		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Le")
+	case "/gzip-bomb":
+		var z bytes.Buffer
+		zw, _ := gzip.NewWriterLevel(&z, gzip.BestCompression)
+		zeros := make([]byte, 1<<20)
+		for i := 0; i < 64; i++ { // 64 MiB inflated
+			zw.Write(zeros)
+		}
+		zw.Close()
+		fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Encoding: gzip\r\nContent-Length: %d\r\n\r\n", z.Len())
+		c.Write(z.Bytes())
+	}
+}
+
+// serveH2 reads the client's preface and the first request, then misbehaves.
+func (o *hostileOrigin) serveH2(c net.Conn) {
+	preface := make([]byte, len(http2.ClientPreface))
+	if _, err := io.ReadFull(c, preface); err != nil {
+		return
+	}
+	fr := http2.NewFramer(c, c)
+	fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
+	if err := fr.WriteSettings(); err != nil {
+		return
+	}
+	var path string
+	var streamID uint32
+	for path == "" {
+		f, err := fr.ReadFrame()
+		if err != nil {
+			return
+		}
+		switch f := f.(type) {
+		case *http2.SettingsFrame:
+			if !f.IsAck() {
+				fr.WriteSettingsAck()
+			}
+		case *http2.MetaHeadersFrame:
+			path, streamID = f.PseudoValue("path"), f.StreamID
+		}
+	}
+	// Keep reading (and dropping) what the proxy sends, so its writes never block us.
+	go func() {
+		for {
+			if _, err := fr.ReadFrame(); err != nil {
+				return
+			}
+		}
+	}()
+	var hb bytes.Buffer
+	enc := hpack.NewEncoder(&hb)
+	block := func(fields ...string) []byte {
+		hb.Reset()
+		for i := 0; i+1 < len(fields); i += 2 {
+			enc.WriteField(hpack.HeaderField{Name: fields[i], Value: fields[i+1]})
+		}
+		return append([]byte(nil), hb.Bytes()...)
+	}
+	switch path {
+	case "/endless-continuation":
+		if err := fr.WriteHeaders(http2.HeadersFrameParam{StreamID: streamID, BlockFragment: block(":status", "200")}); err != nil {
+			return
+		}
+		pad := block("x-pad", strings.Repeat("p", 1000))
+		for i := 0; i < 20000; i++ { // 20 MB of header block
+			if err := fr.WriteContinuation(streamID, false, pad); err != nil {
+				return
+			}
+		}
+		o.ranToEnd(path)
+	case "/hpack-bomb":
+		// One 4 KB header in the dynamic table, then thousands of one-byte references
+		// to it: 16 KB on the wire inflate to ~48 MB of header list.
+		b := block(":status", "200", "x-bomb", strings.Repeat("b", 4000))
+		for len(b) < 16000 {
+			b = append(b, 0x80|62) // indexed field 62: the newest dynamic entry
+		}
+		fr.WriteHeaders(http2.HeadersFrameParam{StreamID: streamID, BlockFragment: b, EndHeaders: true, EndStream: true})
+	case "/ping-flood", "/settings-flood":
+		for i := 0; i < 20000; i++ {
+			var err error
+			if path == "/ping-flood" {
+				err = fr.WritePing(false, [8]byte{byte(i)})
+			} else {
+				err = fr.WriteSettings(http2.Setting{ID: http2.SettingInitialWindowSize, Val: 65535})
+			}
+			if err != nil {
+				return
+			}
+		}
+		fr.WriteHeaders(http2.HeadersFrameParam{StreamID: streamID, BlockFragment: block(":status", "200"), EndHeaders: true, EndStream: true})
+	case "/bad-status":
+		fr.WriteHeaders(http2.HeadersFrameParam{StreamID: streamID, BlockFragment: block(":status", "2x0"), EndHeaders: true, EndStream: true})
+	case "/bad-header":
+		fr.WriteHeaders(http2.HeadersFrameParam{StreamID: streamID, BlockFragment: block(":status", "200", "x-a", "a\r\nx-injected: 1"), EndHeaders: true, EndStream: true})
+	case "/early-close":
+		c.Close()
+		return
+	}
+	// One request per connection: no new streams here, then wait for the proxy to hang up
+	// (or the test's cleanup to close us).
+	fr.WriteGoAway(streamID, http2.ErrCodeNo, nil)
+	io.Copy(io.Discard, c)
+}
+
+// TestHostileOrigins: origins that send endless or bombed headers, floods, invalid
+// status lines or header values, or vanish: each such session fails (502 with an upstream
+// error) or completes, nothing is consumed without bound, and the proxy keeps serving.
+func TestHostileOrigins(t *testing.T) {
+	et.RequireNoLeaks(t)
+	h1, cert1 := startHostileOrigin(t, "http/1.1")
+	h2o, cert2 := startHostileOrigin(t, "h2")
+	good := et.StartOrigin(t, et.OriginH2TLS, nil)
+	p := et.StartProxy(t, func(c *engine.Config) {
+		c.UpstreamRoots.AddCert(cert1)
+		c.UpstreamRoots.AddCert(cert2)
+	}, good)
+	cases := []struct {
+		o      *hostileOrigin
+		path   string
+		failOK bool // the session may fail or complete (floods)
+	}{
+		{h1, "/endless-headers", false},
+		{h1, "/bad-status", false},
+		{h1, "/bad-header", false},
+		{h1, "/early-close", false},
+		{h2o, "/endless-continuation", false},
+		{h2o, "/hpack-bomb", false},
+		{h2o, "/bad-status", false},
+		{h2o, "/bad-header", false},
+		{h2o, "/early-close", false},
+		{h2o, "/ping-flood", true},
+		{h2o, "/settings-flood", true},
+	}
+	only := os.Getenv("INSPECTOR_HOSTILE_ONLY") // one path, for debugging
+	for _, kind := range []string{et.ClientH1, et.ClientH2} {
+		c := p.Client(t, kind)
+		c.Timeout = 15 * time.Second
+		for _, tc := range cases {
+			if only != "" && tc.path != only {
+				continue
+			}
+			name := kind + " → " + tc.o.proto + tc.path
+			resp, err := c.Get("https://" + tc.o.addr + tc.path)
+			if err != nil {
+				t.Errorf("%s: %v", name, err)
+				continue
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.Header.Get("X-Injected") != "" {
+				t.Errorf("%s: an injected header reached the client", name)
+			}
+			s := p.Next(t)
+			if tc.failOK {
+				if resp.StatusCode != 200 && resp.StatusCode != 502 {
+					t.Errorf("%s: %s", name, resp.Status)
+				}
+			} else if resp.StatusCode != http.StatusBadGateway || s.Error == nil || s.Error.Side != session.SideUpstream {
+				t.Errorf("%s: %s %.100q, session error %+v", name, resp.Status, body, s.Error)
+			}
+			// The rest is unaffected.
+			resp, err = c.Get(good.URL + "/echo")
+			if err != nil || resp.StatusCode != 200 {
+				t.Fatalf("%s: the next request to a good origin: %v %v", name, resp, err)
+			}
+			io.ReadAll(resp.Body)
+			resp.Body.Close()
+			p.Next(t)
+		}
+	}
+	for _, o := range []*hostileOrigin{h1, h2o} {
+		o.mu.Lock()
+		if len(o.stuck) > 0 {
+			t.Errorf("the proxy kept consuming endless input: %v", o.stuck)
+		}
+		o.mu.Unlock()
+	}
+}
+
+// TestGzipBombIsCapped: a 64 MiB gzip bomb passes through as the origin encoded it; the
+// session holds the compressed bytes, and decoding it for previews and body: filters
+// stops at its cap.
+func TestGzipBombIsCapped(t *testing.T) {
+	et.RequireNoLeaks(t)
+	h1, cert := startHostileOrigin(t, "http/1.1")
+	p := et.StartProxy(t, func(c *engine.Config) { c.UpstreamRoots.AddCert(cert) })
+	resp, err := p.Client(t, et.ClientH1).Get("https://" + h1.addr + "/gzip-bomb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, _ := io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	s := p.Next(t)
+	if resp.StatusCode != 200 || n != s.Response.Body.Size || n > 1<<20 {
+		t.Fatalf("%s, %d bytes relayed, session %d", resp.Status, n, s.Response.Body.Size)
+	}
+	out, _, err := session.DecodeBody(s.Response.Header, s.Response.Body.Data, filter.MaxDecodedBody)
+	if !errors.Is(err, session.ErrDecodedTooLarge) || len(out) != filter.MaxDecodedBody {
+		t.Fatalf("decoded %d bytes, err %v; want the cap %d", len(out), err, filter.MaxDecodedBody)
+	}
+	if filter.MustParse("body:needle").Match(s) {
+		t.Fatal("matched a needle that is nowhere")
+	}
 }
