@@ -13,7 +13,8 @@ import (
 
 // profileRuns builds cmd/inspectorprof and runs it, pinned like the real binary, under the
 // keep-alive h1, h2-multiplexed, 64 KiB GET and new-tunnel shapes (capture on, and keep-alive
-// h1 with capture off), writing DIR/SHAPE.pprof and the top functions as DIR/SHAPE.txt.
+// h1 with capture off), writing DIR/SHAPE.pprof (CPU), DIR/SHAPE.heap.pprof (live heap at
+// the end of the window) and the top functions of both as DIR/SHAPE.txt.
 func profileRuns(ctx context.Context, o options, e *env, benchDir string) error {
 	dir, err := filepath.Abs(o.profile)
 	if err != nil {
@@ -61,7 +62,7 @@ func profileOne(ctx context.Context, o options, e *env, bin string, s load.Shape
 			return err
 		}
 	}
-	argv := []string{bin, "-data-dir", d, "-upstream-ca", e.originCA, "-cpuprofile", base + ".pprof"}
+	argv := []string{bin, "-data-dir", d, "-upstream-ca", e.originCA, "-cpuprofile", base + ".pprof", "-memprofile", base + ".heap.pprof"}
 	if !capture {
 		argv = append(argv, "-no-capture")
 	}
@@ -94,9 +95,13 @@ func profileOne(ctx context.Context, o options, e *env, bin string, s load.Shape
 	if err != nil {
 		return fmt.Errorf("go tool pprof: %v: %s", err, cum)
 	}
+	heap, err := exec.CommandContext(ctx, "go", "tool", "pprof", "-top", "-sample_index=inuse_space", "-nodecount=25", bin, base+".heap.pprof").CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("go tool pprof: %v: %s", err, heap)
+	}
 	head := fmt.Sprintf("shape %s, capture %v: %d requests, %.0f req/s, %.3f ms CPU/req, %d errors\n\n", s.Name, capture, res.Requests, res.RPS(), per, res.Errors)
 	logf("%s", head)
-	return os.WriteFile(base+".txt", []byte(head+"== flat ==\n"+string(top)+"\n== cumulative ==\n"+string(cum)), 0o644)
+	return os.WriteFile(base+".txt", []byte(head+"== flat ==\n"+string(top)+"\n== cumulative ==\n"+string(cum)+"\n== live heap at the end of the window ==\n"+string(heap)), 0o644)
 }
 
 func cpuTimeOr(pid int) time.Duration {

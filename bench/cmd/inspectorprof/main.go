@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"runtime/pprof"
 	"syscall"
 	"time"
@@ -27,15 +28,16 @@ func main() {
 	dataDir := flag.String("data-dir", "", "data directory (CA in DIR/ca, store in DIR/sessions.db)")
 	upstreamCA := flag.String("upstream-ca", "", "PEM file of extra roots trusted for origins")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile here")
+	memProfile := flag.String("memprofile", "", "write a heap profile here at SIGTERM, before shutting down")
 	noCapture := flag.Bool("no-capture", false, "start with recording off")
 	flag.Parse()
-	if err := run(*dataDir, *upstreamCA, *cpuProfile, *noCapture); err != nil {
+	if err := run(*dataDir, *upstreamCA, *cpuProfile, *memProfile, *noCapture); err != nil {
 		fmt.Fprintln(os.Stderr, "inspectorprof:", err)
 		os.Exit(1)
 	}
 }
 
-func run(dir, upstreamCA, cpuProfile string, noCapture bool) error {
+func run(dir, upstreamCA, cpuProfile, memProfile string, noCapture bool) error {
 	if dir == "" || cpuProfile == "" {
 		return fmt.Errorf("-data-dir and -cpuprofile are required")
 	}
@@ -99,6 +101,11 @@ func run(dir, upstreamCA, cpuProfile string, noCapture bool) error {
 				fmt.Printf("#%d %d %s %s %s→%s %d %.1fms\n", s.ID, s.Status, s.Method, s.URL, s.ClientProto, s.UpstreamProto, s.RespBytes, s.DurationMS)
 			}
 		case <-sig:
+			if memProfile != "" {
+				if err := writeHeap(memProfile); err != nil {
+					return err
+				}
+			}
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
 			return eng.Close(ctx)
@@ -106,4 +113,18 @@ func run(dir, upstreamCA, cpuProfile string, noCapture bool) error {
 			return err
 		}
 	}
+}
+
+// writeHeap writes the live heap (after a GC) as it is under load, before shutdown frees it.
+func writeHeap(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	runtime.GC()
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
