@@ -271,13 +271,13 @@ func run(ctx context.Context, o options, pin pinning) error {
 		rep.versions = append(rep.versions, "goproxy "+mods["github.com/elazarl/goproxy"])
 		add("goproxy", proxy{name: "goproxy", start: e.goPeer(b)})
 	}
-	if b, err := exec.LookPath("mitmdump"); err != nil {
+	if b, err := lookPath("mitmdump"); err != nil {
 		rep.skipped = append(rep.skipped, "mitmdump: skipped, not installed (Debian package mitmproxy; `make bench` installs it with apt-get when it can)")
 	} else {
 		rep.versions = append(rep.versions, "mitmdump "+strings.TrimPrefix(versionOf(b, "--version"), "Mitmproxy: "))
 		add("mitmdump", proxy{name: "mitmdump", noBig: true, bigNote: "mitmdump buffers whole bodies in memory by default", start: e.mitmdump(b)})
 	}
-	if b, err := exec.LookPath("nginx"); err != nil {
+	if b, err := lookPath("nginx"); err != nil {
 		rep.skipped = append(rep.skipped, "nginx: skipped, not installed (Debian package nginx; `make bench` installs it with apt-get when it can)")
 	} else {
 		rep.versions = append(rep.versions, strings.TrimPrefix(versionOf(b, "-v"), "nginx version: ")+" (TLS reverse proxy, no CONNECT: the ceiling)")
@@ -338,6 +338,20 @@ func run(ctx context.Context, o options, pin pinning) error {
 		return nil
 	}
 	return writeSection(o.out, md)
+}
+
+// lookPath finds a program on PATH or in the sbin directories a non-root PATH lacks (Debian
+// installs nginx as /usr/sbin/nginx).
+func lookPath(name string) (string, error) {
+	if p, err := exec.LookPath(name); err == nil {
+		return p, nil
+	}
+	for _, d := range []string{"/usr/sbin", "/usr/local/sbin", "/sbin"} {
+		if p, err := exec.LookPath(filepath.Join(d, name)); err == nil {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("%s not found on PATH or in /usr/sbin", name)
 }
 
 // loadavg is the first three fields of /proc/loadavg.
