@@ -467,9 +467,28 @@ func (l framingListener) Accept() (net.Conn, error) {
 }
 
 // refuseFraming answers 400 with the reason when the server is reading the placeholder of
-// a refused head (see framingConn). It reports whether it answered. It also gives r the
+// a refused head (see framingConn), or when an HTTP/2 or HTTP/3 request carries what would
+// be ambiguous once rewritten as HTTP/1.1. It reports whether it answered. It also gives r the
 // TLS state net/http could not see through the framingConn.
 func (e *Engine) refuseFraming(w http.ResponseWriter, r *http.Request) bool {
+	if r.ProtoMajor >= 2 {
+		// What HTTP/2 and HTTP/3 servers let through but an HTTP/1.1 origin would see
+		// ambiguously once the request is rewritten for it.
+		reason := ""
+		if len(r.Header["Content-Length"]) > 1 {
+			reason = "more than one content-length"
+		}
+		for i := 0; i < len(r.RequestURI) && reason == ""; i++ {
+			if c := r.RequestURI[i]; c <= ' ' || c == 0x7f {
+				reason = "space or control character in :path"
+			}
+		}
+		if reason != "" {
+			e.cfg.Logf("refused a request from %s: %s", r.RemoteAddr, reason)
+			http.Error(w, "Inspector refused this request: "+reason, http.StatusBadRequest)
+			return true
+		}
+	}
 	info, _ := r.Context().Value(connInfoKey{}).(*connInfo)
 	if info == nil || info.framing == nil {
 		return false

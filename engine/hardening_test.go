@@ -181,16 +181,21 @@ func TestH2Spec(t *testing.T) {
 type recordingOrigin struct {
 	ln    net.Listener
 	mu    sync.Mutex
-	bytes []byte // all connections' bytes, each connection's appended when it closes
+	bytes [][]byte // each closed connection's bytes (decrypted for TLS)
 	wg    sync.WaitGroup
 	conns map[net.Conn]bool
 }
 
-func startRecordingOrigin(t testing.TB) *recordingOrigin {
+// startRecordingOrigin starts a recording origin; with tlsConf it speaks TLS and records
+// the decrypted bytes.
+func startRecordingOrigin(t testing.TB, tlsConf ...*tls.Config) *recordingOrigin {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
+	}
+	if len(tlsConf) > 0 {
+		ln = tls.NewListener(ln, tlsConf[0])
 	}
 	o := &recordingOrigin{ln: ln, conns: map[net.Conn]bool{}}
 	o.wg.Add(1)
@@ -231,7 +236,7 @@ func (o *recordingOrigin) serve(c net.Conn) {
 	defer func() {
 		c.Close()
 		o.mu.Lock()
-		o.bytes = append(o.bytes, rec...)
+		o.bytes = append(o.bytes, rec)
 		delete(o.conns, c)
 		o.mu.Unlock()
 	}()
@@ -262,12 +267,47 @@ func (o *recordingOrigin) close() {
 
 func (o *recordingOrigin) addr() string { return o.ln.Addr().String() }
 
-// received stops the origin (closing every connection) and returns all bytes it received.
-func (o *recordingOrigin) received() []byte {
+// received stops the origin (closing every connection) and returns the bytes it received
+// on each connection.
+func (o *recordingOrigin) received() [][]byte {
 	o.close()
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return append([]byte(nil), o.bytes...)
+	return append([][]byte(nil), o.bytes...)
+}
+
+// requests stops the origin and parses what each connection received as a sequence of
+// requests ("METHOD URI BODY"), failing the test on bytes that are not well-formed
+// requests. A request cut off by the end of its connection (the proxy abandoned it) is
+// returned in cut; with allowCut false it fails the test too.
+func (o *recordingOrigin) requests(t *testing.T, allowCut bool) (complete, cut []string) {
+	t.Helper()
+	for _, conn := range o.received() {
+		br := bufio.NewReader(bytes.NewReader(conn))
+		for {
+			req, err := http.ReadRequest(br)
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatalf("origin received bytes that are not a request: %v\n%q", err, conn)
+			}
+			b, err := io.ReadAll(req.Body)
+			line := req.Method + " " + req.URL.RequestURI() + " " + string(b)
+			if err != nil {
+				if !allowCut || !errors.Is(err, io.ErrUnexpectedEOF) {
+					t.Fatalf("origin received a broken request body: %v\n%q", err, conn)
+				}
+				cut = append(cut, line)
+				if rest, _ := io.ReadAll(br); len(rest) > 0 {
+					t.Fatalf("bytes after a cut request: %q", rest)
+				}
+				break
+			}
+			complete = append(complete, line)
+		}
+	}
+	return complete, cut
 }
 
 // TestSmugglingCorpus sends ambiguous or malformed HTTP/1 framing straight to the proxy
@@ -375,27 +415,19 @@ func TestSmugglingCorpus(t *testing.T) {
 	default:
 	}
 	// The recorder check: parse what the origin got; it must be the recorded requests.
-	got := o.received()
-	br := bufio.NewReader(strings.NewReader(string(got)))
-	var sent []string
-	for {
-		req, err := http.ReadRequest(br)
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatalf("origin received bytes that do not parse as requests: %v\n%q", err, got)
-		}
-		b, _ := io.ReadAll(req.Body)
-		sent = append(sent, req.Method+" "+originURL+req.URL.RequestURI()+" "+string(b))
+	sent, _ := o.requests(t, false)
+	for i := range sent {
+		sent[i] = strings.Replace(sent[i], " ", " "+originURL, 1)
 	}
 	slicesSort(recorded)
 	slicesSort(sent)
 	if strings.Join(recorded, "\n") != strings.Join(sent, "\n") {
-		t.Errorf("origin received\n%s\nsessions recorded\n%s\nraw: %q", strings.Join(sent, "\n"), strings.Join(recorded, "\n"), got)
+		t.Errorf("origin received\n%s\nsessions recorded\n%s", strings.Join(sent, "\n"), strings.Join(recorded, "\n"))
 	}
-	if strings.Contains(string(got), "refused") || strings.Contains(string(got), "/smuggled HTTP/1.1\r\nHost") {
-		t.Errorf("a refused request reached the origin: %q", got)
+	for _, r := range sent {
+		if strings.Contains(r, "refused") || strings.Contains(r, "GET /smuggled HTTP/1.1\r\nHost") {
+			t.Errorf("a refused request reached the origin: %q", r)
+		}
 	}
 }
 
@@ -640,7 +672,7 @@ type hostileOrigin struct {
 	ln    net.Listener
 	addr  string
 	proto string
-	wg   sync.WaitGroup
+	wg    sync.WaitGroup
 	// stuck counts behaviours that ran to their end without the proxy giving up (for
 	// endless ones, that means the proxy kept consuming).
 	mu    sync.Mutex
@@ -929,5 +961,182 @@ func TestGzipBombIsCapped(t *testing.T) {
 	}
 	if filter.MustParse("body:needle").Match(s) {
 		t.Fatal("matched a needle that is nowhere")
+	}
+}
+
+// h2Conn is a raw HTTP/2 client connection to the proxy through a decrypted CONNECT
+// tunnel, for sending what no well-behaved client library would.
+type h2Conn struct {
+	c    net.Conn
+	fr   *http2.Framer
+	hb   bytes.Buffer
+	enc  *hpack.Encoder
+	next uint32
+}
+
+func dialH2ThroughProxy(t *testing.T, p *et.Proxy, target string) *h2Conn {
+	t.Helper()
+	raw, err := net.Dial("tcp", p.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { raw.Close() })
+	br := bufio.NewReader(raw)
+	io.WriteString(raw, "CONNECT "+target+" HTTP/1.1\r\nHost: "+target+"\r\n\r\n")
+	if resp, err := http.ReadResponse(br, nil); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("CONNECT: %v %v", resp, err)
+	}
+	host, _, _ := net.SplitHostPort(target)
+	tc := tls.Client(raw, &tls.Config{RootCAs: p.CAPool(), ServerName: host, NextProtos: []string{"h2"}})
+	if err := tc.Handshake(); err != nil || tc.ConnectionState().NegotiatedProtocol != "h2" {
+		t.Fatalf("TLS to the proxy: %v (ALPN %q)", err, tc.ConnectionState().NegotiatedProtocol)
+	}
+	h := &h2Conn{c: tc, fr: http2.NewFramer(tc, tc), next: 1}
+	h.fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
+	h.enc = hpack.NewEncoder(&h.hb)
+	io.WriteString(tc, http2.ClientPreface)
+	h.fr.WriteSettings()
+	return h
+}
+
+// request sends one request with the given header fields (pseudo-headers first, as given,
+// any bytes) and optional DATA, and returns the response status, or 0 and the reset code
+// when the proxy reset the stream or the connection.
+func (h *h2Conn) request(t *testing.T, fields [][2]string, body []byte) (int, http2.ErrCode) {
+	t.Helper()
+	id := h.next
+	h.next += 2
+	h.hb.Reset()
+	for _, f := range fields {
+		h.enc.WriteField(hpack.HeaderField{Name: f[0], Value: f[1]})
+	}
+	if err := h.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: h.hb.Bytes(), EndHeaders: true, EndStream: body == nil}); err != nil {
+		t.Fatal(err)
+	}
+	if body != nil {
+		h.fr.WriteData(id, true, body)
+	}
+	h.c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	status := 0
+	for {
+		f, err := h.fr.ReadFrame()
+		if err != nil {
+			t.Fatalf("stream %d: %v", id, err)
+		}
+		switch f := f.(type) {
+		case *http2.SettingsFrame:
+			if !f.IsAck() {
+				h.fr.WriteSettingsAck()
+			}
+		case *http2.PingFrame:
+			if !f.IsAck() {
+				h.fr.WritePing(true, f.Data)
+			}
+		case *http2.GoAwayFrame:
+			return 0, f.ErrCode
+		case *http2.RSTStreamFrame:
+			if f.StreamID == id {
+				return status, f.ErrCode
+			}
+		case *http2.MetaHeadersFrame:
+			if f.StreamID == id {
+				fmt.Sscan(f.PseudoValue("status"), &status)
+				if f.StreamEnded() {
+					return status, 0
+				}
+			}
+		case *http2.DataFrame:
+			if f.StreamID == id && f.StreamEnded() {
+				return status, 0
+			}
+		}
+	}
+}
+
+// TestH2ToH1DowngradeCannotInject sends h2 requests that would inject framing or headers
+// when rewritten as HTTP/1.1 for an h1-only origin: a length that lies, connection-specific
+// headers, CR/LF in names, values, the path or the authority. Each is refused (400 or a
+// reset) or reaches the origin harmlessly; the recording origin must never see an extra
+// request or an injected header line.
+func TestH2ToH1DowngradeCannotInject(t *testing.T) {
+	et.RequireNoLeaks(t)
+	ca, err := rootca.Load(filepath.Join(t.TempDir(), "origin-ca"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf, err := ca.LeafFor("127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := startRecordingOrigin(t, &tls.Config{Certificates: []tls.Certificate{*leaf}, NextProtos: []string{"http/1.1"}})
+	p := et.StartProxy(t, func(c *engine.Config) { c.UpstreamRoots.AddCert(ca.Cert()) })
+	h := dialH2ThroughProxy(t, p, o.addr())
+	base := func(method, path string, extra ...[2]string) [][2]string {
+		return append([][2]string{{":method", method}, {":scheme", "https"}, {":authority", o.addr()}, {":path", path}}, extra...)
+	}
+	smuggled := "GET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n"
+	cases := []struct {
+		name   string
+		fields [][2]string
+		body   []byte
+	}{
+		{"content-length shorter than the data", base("POST", "/inj1", [2]string{"content-length", "3"}), []byte("abc" + smuggled)},
+		{"content-length longer than the data", base("POST", "/inj2", [2]string{"content-length", "100"}), []byte("abc")},
+		{"two content-lengths", base("POST", "/inj3", [2]string{"content-length", "3"}, [2]string{"content-length", "40"}), []byte("abc")},
+		{"transfer-encoding", base("POST", "/inj4", [2]string{"transfer-encoding", "chunked"}), []byte("0\r\n\r\n" + smuggled)},
+		{"connection", base("GET", "/inj5", [2]string{"connection", "keep-alive"}), nil},
+		{"te other than trailers", base("GET", "/inj6", [2]string{"te", "gzip"}), nil},
+		{"upgrade", base("GET", "/inj7", [2]string{"upgrade", "h2c"}), nil},
+		{"CRLF in a value", base("GET", "/inj8", [2]string{"x-a", "a\r\nx-injected: 1"}), nil},
+		{"LF in a value", base("GET", "/inj9", [2]string{"x-a", "a\nx-injected: 1"}), nil},
+		{"CRLF in a name", base("GET", "/inj10", [2]string{"x-a\r\nx-injected", "1"}), nil},
+		{"colon in a name", base("GET", "/inj11", [2]string{"x-injected:1\r\nx-b", "1"}), nil},
+		{"uppercase name", base("GET", "/inj12", [2]string{"X-Upper", "1"}), nil},
+		{"CRLF in the path", base("GET", "/inj13 HTTP/1.1\r\nx-injected: 1\r\n\r\n"+smuggled), nil},
+		{"space in the path", base("GET", "/inj14 HTTP/1.1"), nil},
+		{"control character in the path", base("GET", "/inj17\x00x"), nil},
+		{"CRLF in the authority", [][2]string{{":method", "GET"}, {":scheme", "https"}, {":authority", o.addr() + "\r\nx-injected: 1"}, {":path", "/inj15"}}, nil},
+		{"CRLF in the method", base("GET /smuggled HTTP/1.1\r\nx-injected: 1\r\n\r\nGET", "/inj16"), nil},
+	}
+	for _, tc := range cases {
+		status, code := h.request(t, tc.fields, tc.body)
+		t.Logf("%s: status %d, reset %v", tc.name, status, code)
+		switch {
+		case code != 0: // reset: refused
+		case status == http.StatusBadRequest:
+		case status == http.StatusBadGateway && tc.name == "content-length longer than the data":
+			// The origin got a cut-off request (the proxy saw the stream end short).
+		default:
+			t.Errorf("%s: status %d, want 400 or a reset", tc.name, status)
+		}
+		if code != 0 && status == 0 && h.next > 1 {
+			// A connection-level error ends this connection: go on with a new one.
+			h = dialH2ThroughProxy(t, p, o.addr())
+		}
+	}
+	if status, code := h.request(t, base("GET", "/control"), nil); status != 200 || code != 0 {
+		t.Fatalf("control request: %d %v", status, code)
+	}
+	complete, cut := o.requests(t, true)
+	t.Logf("origin got %d complete requests, %d cut off", len(complete), len(cut))
+	for _, r := range append(complete, cut...) {
+		if strings.Contains(r, "smuggled") && !strings.HasPrefix(r, "POST ") {
+			t.Errorf("injected request at the origin: %q", r)
+		}
+	}
+	for _, conn := range o.received() {
+		if bytes.Contains(bytes.ToLower(conn), []byte("x-injected")) {
+			t.Errorf("injected header at the origin: %q", conn)
+		}
+	}
+	found := false
+	for _, r := range complete {
+		found = found || strings.HasPrefix(r, "GET /control ")
+		if strings.HasPrefix(r, "POST /inj1 ") || strings.HasPrefix(r, "POST /inj4 ") {
+			t.Errorf("a request whose framing lied reached the origin whole: %q", r)
+		}
+	}
+	if !found {
+		t.Errorf("the control request never reached the origin: %q", complete)
 	}
 }
