@@ -34,6 +34,7 @@ type options struct {
 	streamBytes             int64
 	only, shapes            string
 	keep                    bool
+	rev                     string
 	profile                 string
 }
 
@@ -50,6 +51,7 @@ func main() {
 	flag.StringVar(&o.only, "proxies", "", "comma list of proxies to run (default all): inspector, inspector-nocapture, martian, goproxy, mitmdump, nginx")
 	flag.StringVar(&o.shapes, "shapes", "", "comma list of shapes to run (default all)")
 	flag.BoolVar(&o.keep, "keep", false, "keep the temporary directory")
+	flag.StringVar(&o.rev, "rev", "", "build Inspector from this git revision of -repo (git archive) instead of the working tree")
 	flag.StringVar(&o.profile, "profile", "", "write CPU profiles of an in-process Inspector under the keep-alive and tunnel shapes to this directory, and skip the tables")
 	flag.Parse()
 	if err := o.validate(); err != nil {
@@ -201,10 +203,21 @@ func run(ctx context.Context, o options, pin pinning) error {
 
 	// Binaries.
 	inspBin := o.inspectorBin
+	inspVersion := "Inspector: " + gitDescribe(repo)
+	if o.inspectorBin != "" {
+		inspVersion = "Inspector: the binary " + o.inspectorBin
+	}
 	if inspBin == "" {
 		inspBin = filepath.Join(tmp, "inspector")
+		src := repo
+		if o.rev != "" {
+			if src, err = exportRev(ctx, repo, o.rev, filepath.Join(tmp, "src")); err != nil {
+				return err
+			}
+			inspVersion = "Inspector: " + gitDescribeRev(repo, o.rev)
+		}
 		logf("building Inspector")
-		if err := goBuild(ctx, repo, inspBin, "-tags", "migrated_fynedo", "./cmd/inspector"); err != nil {
+		if err := goBuild(ctx, src, inspBin, "-tags", "migrated_fynedo", "./cmd/inspector"); err != nil {
 			return fmt.Errorf("building Inspector: %w", err)
 		}
 	}
@@ -259,7 +272,7 @@ func run(ctx context.Context, o options, pin pinning) error {
 			proxies = append(proxies, p)
 		}
 	}
-	rep.versions = append(rep.versions, "Inspector: "+strings.TrimSpace(gitDescribe(repo)))
+	rep.versions = append(rep.versions, inspVersion)
 	add("inspector", proxy{name: "Inspector", start: e.inspector(inspBin, true)})
 	add("inspector-nocapture", proxy{name: "Inspector capture off", start: e.inspector(inspBin, false)})
 	mods := goModVersions(filepath.Join(benchDir, "go.mod"))
@@ -379,6 +392,42 @@ func goBuild(ctx context.Context, dir, out string, args ...string) error {
 		return fmt.Errorf("%v: %s", err, lastLine(string(b)))
 	}
 	return nil
+}
+
+// exportRev writes the tree of git revision rev of repo into dir (git archive) and returns
+// dir, so a build measures exactly that commit whatever the working tree holds.
+func exportRev(ctx context.Context, repo, rev, dir string) (string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	archive := exec.CommandContext(ctx, "git", "-C", repo, "archive", "--format=tar", rev)
+	untar := exec.CommandContext(ctx, "tar", "-x", "-C", dir)
+	pipe, err := archive.StdoutPipe()
+	if err != nil {
+		return "", err
+	}
+	untar.Stdin = pipe
+	var aerr tailBuffer
+	archive.Stderr = &aerr
+	if err := untar.Start(); err != nil {
+		return "", err
+	}
+	if err := archive.Run(); err != nil {
+		untar.Wait()
+		return "", fmt.Errorf("-rev %s: git archive: %v: %s", rev, err, aerr.String())
+	}
+	if err := untar.Wait(); err != nil {
+		return "", fmt.Errorf("-rev %s: tar: %w", rev, err)
+	}
+	return dir, nil
+}
+
+func gitDescribeRev(repo, rev string) string {
+	out, err := exec.Command("git", "-C", repo, "log", "-1", "--format=commit %h (%cs)", rev).Output()
+	if err != nil {
+		return "revision " + rev
+	}
+	return strings.TrimSpace(string(out))
 }
 
 // gitDescribe names the commit the Inspector binary was built from, and says so when the
