@@ -390,6 +390,10 @@ func (x *exchange) complete(aborted bool) {
 // errorHandler is the reverse proxy's: the round trip failed before a response head.
 func (x *exchange) handleError(w http.ResponseWriter, r *http.Request, err error) {
 	x.failed = true
+	if fe := x.bodyFramingErr(err); fe != nil {
+		x.refuseBody(w, fe)
+		return
+	}
 	if r.Context().Err() != nil && errors.Is(err, context.Canceled) {
 		x.fail(x.tr.phase(), session.SideClient, "the client went away: "+err.Error())
 		return

@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+
+	"inspector/engine/session"
 )
 
 // Strict HTTP/1 framing in front of net/http's server.
@@ -512,4 +514,32 @@ func (f *framingConn) CloseWrite() error {
 		return cw.CloseWrite()
 	}
 	return f.Close()
+}
+
+// bodyFramingErr returns the framing error that broke the request body, if that is why
+// the round trip failed (err itself, or the body's read error: net/http also cancels the
+// request's context when its connection read fails).
+func (x *exchange) bodyFramingErr(err error) *FramingError {
+	var fe *FramingError
+	if errors.As(err, &fe) {
+		return fe
+	}
+	if x.reqBody != nil {
+		if _, _, _, berr := x.reqBody.result(); errors.As(berr, &fe) {
+			return fe
+		}
+	}
+	return nil
+}
+
+// refuseBody ends an exchange whose request body broke its framing part-way: the origin
+// got a cut-off request (never a complete one), the client gets 400 and the session a
+// client-side error.
+func (x *exchange) refuseBody(w http.ResponseWriter, fe *FramingError) {
+	x.fail(session.PhaseRequest, session.SideClient, fe.Error())
+	if x.s != nil {
+		x.s.Response = nil
+	}
+	w.Header().Set("Connection", "close")
+	writeProxyError(w, http.StatusBadRequest, "Inspector refused this request: "+fe.Error())
 }

@@ -595,6 +595,9 @@ func TestBurstAndAbandonedRequestsReturnToBaseline(t *testing.T) {
 				t.Fatalf("%s → %s: the origin's request was not cancelled after the client went away", kind, o.Kind)
 			}
 			s := p.Next(t)
+			for !strings.HasSuffix(s.Request.URL, "/hang") {
+				s = p.Next(t) // a late session of the burst (a client may retry a request)
+			}
 			if s.Error == nil || s.Error.Side != session.SideClient {
 				t.Errorf("%s → %s: abandoned session error %+v", kind, o.Kind, s.Error)
 			}
@@ -1138,5 +1141,145 @@ func TestH2ToH1DowngradeCannotInject(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("the control request never reached the origin: %q", complete)
+	}
+}
+
+// TestChunkErrorLateInBody: a chunk framing error that arrives after the head went
+// upstream (a long or slow body) cuts the upstream request off, answers 400 and records a
+// client-side error; the origin never gets a complete request.
+func TestChunkErrorLateInBody(t *testing.T) {
+	et.RequireNoLeaks(t)
+	arrived := make(chan struct{}, 1)
+	bodyErr := make(chan error, 1)
+	o := et.StartOrigin(t, et.OriginH1Plain, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		arrived <- struct{}{}
+		_, err := io.Copy(io.Discard, r.Body)
+		bodyErr <- err
+	}))
+	p := et.StartProxy(t, nil, o)
+	for _, mode := range []string{"absolute", "tunnel"} {
+		c, err := net.Dial("tcp", p.Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		br := bufio.NewReader(c)
+		target := o.URL + "/late"
+		if mode == "tunnel" {
+			host := strings.TrimPrefix(o.URL, "http://")
+			io.WriteString(c, "CONNECT "+host+" HTTP/1.1\r\nHost: "+host+"\r\n\r\n")
+			if resp, err := http.ReadResponse(br, nil); err != nil || resp.StatusCode != 200 {
+				t.Fatalf("CONNECT: %v %v", resp, err)
+			}
+			target = "/late"
+		}
+		io.WriteString(c, "POST "+target+" HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n")
+		select {
+		case <-arrived:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the head never reached the origin")
+		}
+		io.WriteString(c, "2\nxy\r\n0\r\n\r\n") // bare LF after the chunk size
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", mode, err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		c.Close()
+		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), "bare LF") {
+			t.Errorf("%s: %s %q", mode, resp.Status, body)
+		}
+		if err := <-bodyErr; err == nil {
+			t.Errorf("%s: the origin read a complete body", mode)
+		}
+		s := p.Next(t)
+		if s.Error == nil || s.Error.Side != session.SideClient || !strings.Contains(s.Error.Message, "bare LF") {
+			t.Errorf("%s: session error %+v", mode, s.Error)
+		}
+	}
+}
+
+// TestHeaderTimeout: a client that sends half a head and stalls is disconnected after
+// Config.HeaderTimeout, on the proxy listener and inside a tunnel.
+func TestHeaderTimeout(t *testing.T) {
+	et.RequireNoLeaks(t)
+	o := et.StartOrigin(t, et.OriginH1Plain, nil)
+	p := et.StartProxy(t, func(c *engine.Config) { c.HeaderTimeout = 200 * time.Millisecond }, o)
+	host := strings.TrimPrefix(o.URL, "http://")
+	for _, mode := range []string{"absolute", "tunnel"} {
+		c, err := net.Dial("tcp", p.Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		br := bufio.NewReader(c)
+		if mode == "tunnel" {
+			io.WriteString(c, "CONNECT "+host+" HTTP/1.1\r\nHost: x\r\n\r\n")
+			if resp, err := http.ReadResponse(br, nil); err != nil || resp.StatusCode != 200 {
+				t.Fatalf("CONNECT: %v %v", resp, err)
+			}
+		}
+		io.WriteString(c, "GET "+o.URL+"/echo HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+		c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		_, err = io.ReadAll(br)
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			t.Errorf("%s: the proxy kept a stalled head open", mode)
+		}
+	}
+}
+
+// TestStalledAndAbandonedHandshakes: clients that go away during the TLS handshake, or
+// stall in it, neither block service nor outlive the engine's Close.
+func TestStalledAndAbandonedHandshakes(t *testing.T) {
+	et.RequireNoLeaks(t)
+	o := et.StartOrigin(t, et.OriginH1TLS, nil)
+	p := et.StartProxy(t, nil, o)
+	host := strings.TrimPrefix(o.URL, "https://")
+	hello := []byte{0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, 0xfc, 0x03, 0x03} // a ClientHello's first bytes
+	var stalled []net.Conn
+	for i := 0; i < 40; i++ {
+		c, err := net.Dial("tcp", p.Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		br := bufio.NewReader(c)
+		io.WriteString(c, "CONNECT "+host+" HTTP/1.1\r\nHost: x\r\n\r\n")
+		if resp, err := http.ReadResponse(br, nil); err != nil || resp.StatusCode != 200 {
+			t.Fatalf("CONNECT: %v %v", resp, err)
+		}
+		c.Write(hello)
+		if i%2 == 0 {
+			c.Close() // goes away mid-handshake
+		} else {
+			stalled = append(stalled, c) // stays, silent
+		}
+	}
+	defer func() {
+		for _, c := range stalled {
+			c.Close()
+		}
+	}()
+	resp, err := p.Client(t, et.ClientH2).Get(o.URL + "/echo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("with stalled handshakes: %s", resp.Status)
+	}
+	// The engine's Close (in cleanup) must end the stalled handshakes: RequireNoLeaks
+	// checks that no goroutine outlives it. The client conns stay open until after it.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := p.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range stalled {
+		c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		if _, err := io.ReadAll(c); err != nil {
+			t.Errorf("a stalled handshake's connection outlived Close: %v", err)
+			break
+		}
 	}
 }

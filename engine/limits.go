@@ -98,3 +98,14 @@ func (e *Engine) checkProxyAuth(w http.ResponseWriter, r *http.Request) bool {
 	}
 	return true
 }
+
+// hold tracks c as a connection Close must cut (like hijacked ones) until release is
+// called: for a connection between its hijacking and its hand-off, such as during a TLS
+// handshake a client may stall. A connection held after Close began is closed at once.
+func (e *Engine) hold(c net.Conn) (release func()) {
+	e.trackHijacked(c, true)
+	if e.closed.Load() {
+		c.Close()
+	}
+	return func() { e.trackHijacked(c, false) }
+}

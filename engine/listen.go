@@ -259,7 +259,9 @@ func isH2Preface(r *bufio.Reader) bool {
 func (e *Engine) serveTLS(cc *clientConn, connect *http.Request) {
 	tc := tls.Server(cc, e.tlsConf.server)
 	ctx, cancel := context.WithTimeout(context.Background(), e.cfg.TLSTimeout)
+	release := e.hold(cc) // a stalled handshake must not outlive Close
 	err := tc.HandshakeContext(ctx)
+	release()
 	cancel()
 	if err != nil {
 		e.recordHandshakeFailure(cc, connect, tc, err)
