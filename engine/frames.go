@@ -34,7 +34,8 @@ import (
 // A stream is linked to its session by the request it carries: the first HEADERS of a
 // stream gives method and path, and the engine announces each session's method and path
 // on the connection; both sides queue in order, so requests on one connection pair up in
-// arrival order. When a linked stream ends (HTTP/2: END_STREAM both ways or a reset;
+// arrival order. A session gets its stream's frames plus the connection-level frames of
+// the connection's opening (connOpening) and of its stream's lifetime. When a linked stream ends (HTTP/2: END_STREAM both ways or a reset;
 // HTTP/3: its session completed) or the connection closes, its frames, with the
 // connection-level frames seen so far, go to FrameSink; frames seen later go on their own.
 //
@@ -195,8 +196,28 @@ func (r *frameRec) take(stream uint64, st *streamFrames) *streamFrames {
 	out := &streamFrames{sid: st.sid, frames: st.frames}
 	r.held -= len(st.frames)
 	st.frames, st.flushed = nil, true
-	out.frames = mergeFrames(r.conn, out.frames)
+	out.frames = mergeFrames(r.connFramesFor(out.frames), out.frames)
 	return out
+}
+
+// connOpening is how many of a connection's first connection-level frames (the SETTINGS
+// exchange and the first WINDOW_UPDATEs) go with every session on it.
+const connOpening = 8
+
+// connFramesFor returns the connection-level frames that go with a stream's frames: the
+// connection's opening ones and those seen since the stream's first frame; r.mu is held.
+func (r *frameRec) connFramesFor(stream []session.Frame) []session.Frame {
+	if len(stream) == 0 || len(r.conn) <= connOpening {
+		return r.conn
+	}
+	since := stream[0].Time
+	i := sort.Search(len(r.conn), func(i int) bool { return !r.conn[i].Time.Before(since) })
+	if i <= connOpening {
+		return r.conn
+	}
+	out := make([]session.Frame, 0, connOpening+len(r.conn)-i)
+	out = append(out, r.conn[:connOpening]...)
+	return append(out, r.conn[i:]...)
 }
 
 // forget drops an unlinked stream; r.mu is held.
@@ -389,25 +410,38 @@ type tapDir struct {
 	ch     chan tapChunk
 	closed bool
 	dead   atomic.Bool // parsing stopped: overflow or a parse error
+
+	// Frame boundaries, so DATA payloads need not be copied (see feed). Touched only by
+	// the goroutine feeding this direction (reads and writes of one direction of a
+	// connection never run concurrently).
+	pre  int     // preface bytes still to pass
+	hdr  [9]byte // frame header being collected
+	hn   int
+	rem  int  // payload bytes left in the current frame
+	skip bool // the current payload is a DATA payload being left out
 }
+
+// flagTapShortened marks, in the tap's copy, a DATA frame whose payload was left out; its
+// payload in the copy is the original length as 3 bytes. The bit is unused by DATA.
+const flagTapShortened http2.Flags = 0x40
 
 func newTapDir(t *h2Tap, dir string, preface bool) *tapDir {
 	d := &tapDir{t: t, dir: dir, preface: preface, ch: make(chan tapChunk, tapQueueChunks)}
+	if preface {
+		d.pre = len(http2.ClientPreface)
+	}
 	go d.run()
 	return d
 }
-
-var tapBufs = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &b }}
 
 func (d *tapDir) feed(p []byte) {
 	if d.dead.Load() {
 		return
 	}
-	var b []byte
-	if len(p) > 2<<10 && len(p) <= 16<<10 {
-		b = (*tapBufs.Get().(*[]byte))[:0] // pooled for bulk data; small chunks are cheaper to allocate
+	b := d.shorten(p)
+	if len(b) == 0 {
+		return
 	}
-	b = append(b, p...)
 	d.mu.Lock()
 	if !d.closed {
 		select {
@@ -418,6 +452,51 @@ func (d *tapDir) feed(p []byte) {
 		}
 	}
 	d.mu.Unlock()
+}
+
+// shorten copies p for the parser, leaving out the payloads of unpadded DATA frames: the
+// copy of such a frame gets length 3 and flagTapShortened, and carries the original
+// length. Only the 9-byte frame headers are looked at here (to know where frames end);
+// the parser goroutine's Framer decodes everything.
+func (d *tapDir) shorten(p []byte) []byte {
+	out := make([]byte, 0, min(len(p), 512)) // DATA-heavy chunks shrink to their frame headers
+	for len(p) > 0 {
+		switch {
+		case d.pre > 0:
+			n := min(d.pre, len(p))
+			out = append(out, p[:n]...)
+			d.pre -= n
+			p = p[n:]
+		case d.rem > 0:
+			n := min(d.rem, len(p))
+			if !d.skip {
+				out = append(out, p[:n]...)
+			}
+			d.rem -= n
+			p = p[n:]
+		default:
+			n := copy(d.hdr[d.hn:], p)
+			d.hn += n
+			p = p[n:]
+			if d.hn < len(d.hdr) {
+				continue
+			}
+			d.hn = 0
+			h := d.hdr
+			d.rem = int(h[0])<<16 | int(h[1])<<8 | int(h[2])
+			d.skip = http2.FrameType(h[3]) == http2.FrameData && http2.Flags(h[4])&http2.FlagDataPadded == 0 && d.rem > 3
+			if d.skip {
+				length := h
+				length[0], length[1], length[2] = 0, 0, 3
+				length[4] |= byte(flagTapShortened)
+				out = append(out, length[:]...)
+				out = append(out, h[0], h[1], h[2])
+			} else {
+				out = append(out, h[:]...)
+			}
+		}
+	}
+	return out
 }
 
 func (d *tapDir) close() {
@@ -440,10 +519,6 @@ type chunkReader struct {
 
 func (r *chunkReader) Read(p []byte) (int, error) {
 	for r.off >= len(r.cur.b) {
-		if r.cur.b != nil && cap(r.cur.b) == 16<<10 {
-			b := r.cur.b[:0]
-			tapBufs.Put(&b)
-		}
 		c, ok := <-r.ch
 		if !ok {
 			r.cur = tapChunk{}
@@ -512,6 +587,11 @@ func (d *tapDir) record(f http2.Frame, at time.Time) {
 		end = f.StreamEnded()
 	case *http2.DataFrame:
 		end = f.StreamEnded()
+		if fh.Flags.Has(flagTapShortened) {
+			if b := f.Data(); len(b) == 3 {
+				sf.Length = int(b[0])<<16 | int(b[1])<<8 | int(b[2])
+			}
+		}
 	case *http2.SettingsFrame:
 		var b strings.Builder
 		_ = f.ForeachSetting(func(s http2.Setting) error {
