@@ -219,7 +219,8 @@ type Message struct {
 
 // Frame is one HTTP/2 or HTTP/3 frame seen on one leg of a session's connection. Frames
 // of the connection as a whole (stream 0 in HTTP/2, control streams in HTTP/3) are listed
-// with every session on that connection.
+// with the sessions on that connection: its opening ones (SETTINGS exchange) with every
+// session, later ones with the sessions whose streams were open then.
 type Frame struct {
 	Leg    string    `json:"leg"` // "client" or "upstream"
 	Dir    string    `json:"dir"` // "in" (received by the proxy) or "out" (sent by it)
