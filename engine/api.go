@@ -73,6 +73,10 @@ type Config struct {
 	// with a certificate minted for the client's SNI (or the Reverse target's host). Empty:
 	// no HTTP/3 listener. Non-loopback addresses need AllowRemote.
 	ListenH3 string
+	// H3Refuse lists host globs (matched against the client's SNI, or the Reverse target's
+	// host) whose QUIC handshakes on the HTTP/3 listener are refused, so the client falls
+	// back to TCP: the "refuse UDP" QUIC policy. Other hosts are intercepted.
+	H3Refuse []string
 	// Reverse, when set (an http:// or https:// URL), makes the engine a reverse proxy: the
 	// TCP listener (and the HTTP/3 one) forwards every request to this origin. TLS from
 	// clients is terminated with certificates minted for the SNI or the target's host;

@@ -137,7 +137,7 @@ func New(cfg Config) (*Engine, error) {
 	default:
 		return nil, fmt.Errorf("unknown upstream protocol %q (want auto, h1, h2 or h3)", cfg.UpstreamProto)
 	}
-	for _, g := range append(append([]string(nil), cfg.NoDecrypt...), cfg.UpstreamInsecure...) {
+	for _, g := range append(append(append([]string(nil), cfg.NoDecrypt...), cfg.UpstreamInsecure...), cfg.H3Refuse...) {
 		if err := checkGlob(g); err != nil {
 			return nil, err
 		}

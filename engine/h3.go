@@ -395,6 +395,10 @@ func (e *Engine) initH3() error {
 			if host == "" {
 				return nil, errors.New("no server name to mint a certificate for")
 			}
+			if matchAny(e.cfg.H3Refuse, host) {
+				e.cfg.Logf("refused QUIC for %s (--h3-refuse): the client should fall back to TCP", host)
+				return nil, fmt.Errorf("QUIC refused for %s by policy", host)
+			}
 			return e.cfg.CA.LeafFor(host)
 		},
 	}

@@ -211,3 +211,26 @@ func TestReverseBadURL(t *testing.T) {
 		t.Error("upstream proto h4: no error")
 	}
 }
+
+func TestH3RefusePolicyLeavesTCP(t *testing.T) {
+	et.RequireNoLeaks(t)
+	o := et.StartOrigin(t, et.OriginH2TLS, nil)
+	p := et.StartProxy(t, func(c *engine.Config) {
+		c.ListenH3 = "127.0.0.1:0"
+		c.H3Refuse = []string{"127.0.0.*"}
+		c.DialTimeout = time.Second
+	}, o)
+	if _, err := p.H3Client(t).Get(o.URL + "/echo"); err == nil {
+		t.Fatal("QUIC to a refused host succeeded")
+	}
+	resp, _ := get(t, p.Client(t, et.ClientH2), o.URL+"/echo")
+	if resp.StatusCode != 200 {
+		t.Fatalf("TCP after a refused QUIC: %d", resp.StatusCode)
+	}
+	if s := p.Next(t); s.Client.Proto != session.HTTP2 {
+		t.Fatalf("session over %q", s.Client.Proto)
+	}
+	if _, err := engine.New(engine.Config{Listen: "127.0.0.1:0", H3Refuse: []string{"a[b"}}); err == nil {
+		t.Error("bad H3Refuse glob accepted")
+	}
+}

@@ -40,6 +40,7 @@ type instanceFlags struct {
 	upstreamProto, reverse, listenH3, proxyAuth     string
 	captureLimit, spillLimit                        int64
 	noCapture                                       bool
+	h3Refuse                                        string
 }
 
 // runInstance runs the proxy with a window, or headless.
@@ -57,6 +58,7 @@ func runInstance(args []string) error {
 	fs.StringVar(&f.upstreamProto, "upstream-proto", "auto", "protocol towards origins: auto (ALPN, and HTTP/3 after an origin's Alt-Svc), h1, h2, h3")
 	fs.StringVar(&f.reverse, "reverse", "", "reverse-proxy mode: every request on the listeners goes to this origin (http:// or https:// URL)")
 	fs.StringVar(&f.listenH3, "listen-h3", "", "also accept HTTP/3 (QUIC) on this UDP address, decrypting with minted certificates")
+	fs.StringVar(&f.h3Refuse, "h3-refuse", "", "comma list of host globs whose QUIC handshakes on --listen-h3 are refused, so clients fall back to TCP")
 	fs.Int64Var(&f.captureLimit, "capture-limit", 1<<20, "bytes of each body kept in memory per session (-1: none)")
 	fs.Int64Var(&f.spillLimit, "spill-limit", 64<<20, "bytes of each body kept in all: beyond --capture-limit they go to disk, then into the store (0: keep only --capture-limit)")
 	fs.BoolVar(&f.noCapture, "no-capture", false, "start with recording off: traffic is relayed but no sessions are captured or stored")
@@ -156,6 +158,7 @@ func startInstance(dir string, f instanceFlags) (_ *instance, err error) {
 		NoDecrypt:        engine.SplitGlobs(f.noDecrypt),
 		UpstreamProto:    f.upstreamProto,
 		ListenH3:         f.listenH3,
+		H3Refuse:         engine.SplitGlobs(f.h3Refuse),
 		Reverse:          f.reverse,
 		FrameSink:        func(id session.ID, frames []session.Frame) { st.PutFrames(id, frames) },
 		CaptureLimit:     f.captureLimit,
