@@ -183,7 +183,7 @@ func (rep *report) markdown() string {
 	}
 	if len(rep.stream) > 0 {
 		p("")
-		p("### %s streamed through in one GET (HTTP/1.1)", human(rep.opts.streamBytes))
+		p("### %s streamed through in one GET (HTTP/1.1 to the proxy)", human(rep.opts.streamBytes))
 		p("")
 		p("| proxy | MB/s | CPU s | RSS before MiB | peak RSS MiB | growth MB |")
 		p("|---|---|---|---|---|---|")
