@@ -79,12 +79,14 @@ h2spec:
 	INSPECTOR_H2SPEC=$(CURDIR)/bin/h2spec $(GO) test -count=1 -run '^TestH2Spec$$' -v ./engine/
 
 # Every fuzz target briefly (seeds in the code and in testdata/fuzz always run as tests).
-ENGINE_FUZZ := FuzzBodyFramer FuzzCheckHead FuzzHTTP1Proxy FuzzConnectTarget FuzzWSParser
+ENGINE_FUZZ := FuzzBodyFramer FuzzCheckHead FuzzHTTP1Proxy FuzzConnectTarget FuzzWSParser FuzzH2FrameTap \
+               FuzzParseAltSvcH3
 fuzz-short:
 	@set -e; for t in $(ENGINE_FUZZ); do \
 	  $(GO) test -run '^$$' -fuzz "^$$t\$$" -fuzztime 10s ./engine/; done
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 10s ./engine/filter/
 	$(GO) test -run '^$$' -fuzz '^FuzzRead$$' -fuzztime 10s ./store/har/
+	$(GO) test -run '^$$' -fuzz '^FuzzCurl$$' -fuzztime 10s ./ui/render/
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./engine/filter/

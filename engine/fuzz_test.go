@@ -8,17 +8,27 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/hpack"
+
+	"inspector/engine/session"
+	"inspector/rootca"
 )
 
 var framingSeeds = []string{
@@ -345,6 +355,105 @@ func FuzzWSParser(f *testing.F) {
 		single := run(bytewise...)
 		if fmt.Sprint(whole) != fmt.Sprint(halves) || fmt.Sprint(whole) != fmt.Sprint(single) {
 			t.Fatalf("split changes the messages:\n%v\n%v\n%v", whole, halves, single)
+		}
+	})
+}
+
+// FuzzH2FrameTap sends arbitrary bytes after the HTTP/2 preface through a decrypted
+// tunnel to a proxy with frame capture on: the client-side frame tap (and the h2 server
+// behind it) must never panic or hang, and every recorded frame is well-formed.
+func FuzzH2FrameTap(f *testing.F) {
+	ca, err := rootca.Load(filepath.Join(f.TempDir(), "ca"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	origin := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		io.WriteString(w, "ok")
+	}))
+	origin.EnableHTTP2 = true
+	origin.StartTLS()
+	f.Cleanup(origin.Close)
+	roots := x509.NewCertPool()
+	roots.AddCert(origin.Certificate())
+	var mu sync.Mutex
+	var badFrame error
+	e, err := New(Config{Listen: "127.0.0.1:0", CA: ca, UpstreamRoots: roots,
+		FrameSink: func(_ session.ID, frames []session.Frame) {
+			for _, fr := range frames {
+				if fr.Type == "" || (fr.Leg != "client" && fr.Leg != "upstream") {
+					mu.Lock()
+					badFrame = fmt.Errorf("recorded a malformed frame: %+v", fr)
+					mu.Unlock()
+				}
+			}
+		}})
+	if err != nil {
+		f.Fatal(err)
+	}
+	go e.Serve()
+	f.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		e.Close(ctx)
+	})
+	pool := x509.NewCertPool()
+	pool.AddCert(ca.Cert())
+	target := origin.Listener.Addr().String()
+
+	var hb bytes.Buffer
+	enc := hpack.NewEncoder(&hb)
+	for _, kv := range [][2]string{{":method", "POST"}, {":scheme", "https"}, {":authority", target}, {":path", "/"}} {
+		enc.WriteField(hpack.HeaderField{Name: kv[0], Value: kv[1]})
+	}
+	var seed bytes.Buffer
+	sfr := http2.NewFramer(&seed, nil)
+	sfr.WriteSettings(http2.Setting{ID: http2.SettingInitialWindowSize, Val: 1 << 20})
+	sfr.WriteHeaders(http2.HeadersFrameParam{StreamID: 1, BlockFragment: hb.Bytes(), EndHeaders: true})
+	sfr.WriteData(1, true, []byte("hello"))
+	sfr.WritePing(false, [8]byte{1})
+	f.Add(seed.Bytes())
+	f.Add([]byte{0, 0, 0, 4, 0, 0, 0, 0, 0}) // empty SETTINGS
+	f.Add([]byte{0, 0, 8, 6, 0, 0, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8})
+	f.Add([]byte{0xff, 0xff, 0xff, 9, 0, 0, 0, 0, 1}) // huge CONTINUATION
+	f.Fuzz(func(t *testing.T, b []byte) {
+		raw, err := net.Dial("tcp", e.Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer raw.Close()
+		raw.SetDeadline(time.Now().Add(10 * time.Second))
+		br := bufio.NewReader(raw)
+		io.WriteString(raw, "CONNECT "+target+" HTTP/1.1\r\nHost: x\r\n\r\n")
+		if resp, err := http.ReadResponse(br, nil); err != nil || resp.StatusCode != 200 {
+			t.Fatalf("CONNECT: %v %v", resp, err)
+		}
+		tc := tls.Client(raw, &tls.Config{RootCAs: pool, ServerName: "127.0.0.1", NextProtos: []string{"h2"}})
+		if err := tc.Handshake(); err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			io.WriteString(tc, http2.ClientPreface)
+			tc.Write(b)
+			tc.CloseWrite()
+		}()
+		// Read until the proxy closes or says GOAWAY (after which net/http2 waits a second
+		// for the client to close).
+		rfr := http2.NewFramer(nil, tc)
+		for {
+			fr, err := rfr.ReadFrame()
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				t.Fatal("the proxy neither answered nor closed within 10s")
+			}
+			if _, ok := fr.(*http2.GoAwayFrame); ok || (err != nil && !errors.As(err, new(http2.StreamError))) {
+				break
+			}
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if badFrame != nil {
+			t.Fatal(badFrame)
 		}
 	})
 }
