@@ -1283,3 +1283,60 @@ func TestStalledAndAbandonedHandshakes(t *testing.T) {
 		}
 	}
 }
+
+// TestUpstreamTimeouts: an origin that accepts and then says nothing fails the session at
+// the TLS handshake (Config.TLSTimeout) or while waiting for the response head
+// (Config.ResponseTimeout), with 502/504 and the phase; the proxy stays healthy.
+func TestUpstreamTimeouts(t *testing.T) {
+	et.RequireNoLeaks(t)
+	silent, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var held []net.Conn
+	go func() {
+		for {
+			c, err := silent.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			held = append(held, c)
+			mu.Unlock()
+			go io.Copy(io.Discard, c) // read the request, answer nothing
+		}
+	}()
+	defer func() {
+		silent.Close()
+		mu.Lock()
+		for _, c := range held {
+			c.Close()
+		}
+		mu.Unlock()
+	}()
+	p := et.StartProxy(t, func(c *engine.Config) {
+		c.TLSTimeout = 300 * time.Millisecond
+		c.ResponseTimeout = 300 * time.Millisecond
+	})
+	c := p.Client(t, et.ClientH1)
+	for _, tc := range []struct {
+		url    string
+		status int
+		phase  session.Phase
+	}{
+		{"http://" + silent.Addr().String() + "/", http.StatusGatewayTimeout, session.PhaseResponse},
+		{"https://" + silent.Addr().String() + "/", http.StatusBadGateway, session.PhaseTLS},
+	} {
+		resp, err := c.Get(tc.url)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.url, err)
+		}
+		io.ReadAll(resp.Body)
+		resp.Body.Close()
+		s := p.Next(t)
+		if resp.StatusCode != tc.status || s.Error == nil || s.Error.Phase != tc.phase || s.Error.Side != session.SideUpstream {
+			t.Errorf("%s: %s, session error %+v", tc.url, resp.Status, s.Error)
+		}
+	}
+}
