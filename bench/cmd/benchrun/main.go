@@ -507,8 +507,8 @@ func measure(ctx context.Context, o options, p proxy, s load.Shape, e *env) row 
 	r.cpu = c1 - c0
 	r.hwmKiB, _ = memKiB(pr.pid, "VmHWM")
 	r.anonKiB, _ = memKiB(pr.pid, "RssAnon")
-	r.sessions = pr.lines.count()
 	serr := pr.stop()
+	r.sessions = pr.lines.count()
 	switch {
 	case err != nil:
 		r.skip = "run failed: " + err.Error()

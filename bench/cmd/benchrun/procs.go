@@ -30,26 +30,31 @@ type proxy struct {
 
 // proc is a running proxy process.
 type proc struct {
-	cmd    *exec.Cmd
-	pid    int
-	addr   string         // host:port clients connect to
-	roots  *x509.CertPool // what clients must trust to accept its certificates
-	stderr *tailBuffer
-	lines  *lineCounter // stdout lines after the ready line (Inspector: one per session)
-	done   chan error
+	cmd     *exec.Cmd
+	pid     int
+	addr    string         // host:port clients connect to
+	roots   *x509.CertPool // what clients must trust to accept its certificates
+	stderr  *tailBuffer
+	lines   *lineCounter // stdout lines after the ready line (Inspector: one per session)
+	done    chan error
+	drained chan struct{} // closed when stdout reached EOF (at once without a ready line)
 }
 
-// stop ends the process with SIGTERM (SIGKILL after 10 s) and waits for it.
+// stop ends the process with SIGTERM (SIGKILL after 10 s) and waits for it and for the
+// end of its stdout, so lines counts every line it printed.
 func (p *proc) stop() error {
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	var err error
 	select {
-	case err := <-p.done:
-		return exitErr(err)
+	case werr := <-p.done:
+		err = exitErr(werr)
 	case <-time.After(10 * time.Second):
 		_ = p.cmd.Process.Kill()
 		<-p.done
-		return errors.New("did not stop within 10 s of SIGTERM; killed")
+		err = errors.New("did not stop within 10 s of SIGTERM; killed")
 	}
+	<-p.drained
+	return err
 }
 
 func exitErr(err error) error {
@@ -98,22 +103,36 @@ func (l *lineCounter) count() int64 {
 // launch starts cmd with stderr kept and waits for its ready signal: a "listening on ADDR"
 // line on stdout when readyLine is true, else a successful dial to addr.
 func launch(ctx context.Context, cmd *exec.Cmd, readyLine bool, addr string) (*proc, error) {
-	p := &proc{cmd: cmd, stderr: &tailBuffer{}, lines: &lineCounter{}, done: make(chan error, 1), addr: addr}
+	p := &proc{cmd: cmd, stderr: &tailBuffer{}, lines: &lineCounter{}, done: make(chan error, 1), drained: make(chan struct{}), addr: addr}
 	cmd.Stderr = p.stderr
-	var stdout io.ReadCloser
+	// An os.Pipe rather than StdoutPipe: Wait (run at once below) would close a StdoutPipe
+	// when the process exits, possibly before its last lines were read.
+	var stdout, stdoutW *os.File
 	if readyLine {
 		var err error
-		if stdout, err = cmd.StdoutPipe(); err != nil {
+		if stdout, stdoutW, err = os.Pipe(); err != nil {
 			return nil, err
 		}
+		cmd.Stdout = stdoutW
 	}
-	if err := cmd.Start(); err != nil {
+	err := cmd.Start()
+	if stdoutW != nil {
+		stdoutW.Close() // the child holds its own copy; EOF comes when it exits
+	}
+	if err != nil {
+		if stdout != nil {
+			stdout.Close()
+		}
 		return nil, err
 	}
 	p.pid = cmd.Process.Pid
 	ready := make(chan string, 1)
-	if readyLine {
+	if !readyLine {
+		close(p.drained)
+	} else {
 		go func() {
+			defer close(p.drained)
+			defer stdout.Close()
 			sc := bufio.NewScanner(stdout)
 			sc.Buffer(make([]byte, 64<<10), 1<<20)
 			sent := false
