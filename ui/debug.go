@@ -18,6 +18,7 @@ import (
 	"inspector/engine/hooks/breakpoint"
 	"inspector/engine/hooks/replay"
 	"inspector/engine/session"
+	"inspector/ui/render"
 )
 
 // Debugger is what the breakpoint, composer and replay views need; the composition root
@@ -74,7 +75,22 @@ func (v *debugViews) toolbar() []fyne.CanvasObject {
 		widget.NewButton("Break on host", v.breakOnSelectedHost),
 		widget.NewButton("Compose…", v.composeSelected),
 		widget.NewButton("Replay…", v.replaySelected),
+		widget.NewButton("Copy raw", v.u.CopyRaw),
 	}
+}
+
+// CopyRaw copies the selected session as raw HTTP/1.1-style text: the request, a blank
+// line, then the response (bodies as text, or a note for binary ones).
+func (u *UI) CopyRaw() {
+	s := u.selectedSession()
+	if s == nil {
+		return
+	}
+	txt := render.RawRequest(&s.Request)
+	if s.Response != nil {
+		txt += "\n\n" + render.RawResponse(s.Response)
+	}
+	u.app.Clipboard().SetContent(txt)
 }
 
 // refresh updates the indicator and the open editor after a change.

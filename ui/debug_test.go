@@ -221,6 +221,11 @@ func TestBreakOnHostComposerAndReplay(t *testing.T) {
 	r.u.changed(r.u.model.Upsert([]session.Summary{orig.Summarize()}))
 	r.u.SelectID(orig.ID)
 
+	r.u.CopyRaw()
+	if raw := r.u.app.Clipboard().Content(); !strings.HasPrefix(raw, "PUT /echo?orig HTTP/1.1\n") || !strings.Contains(raw, "orig body") || !strings.Contains(raw, "HTTP/1.1 200 OK") {
+		t.Errorf("copy raw: %q", raw)
+	}
+
 	// Compose from the selected session, edit, send: a new linked session.
 	v.composeSelected()
 	c := v.composer

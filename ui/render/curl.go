@@ -95,3 +95,17 @@ func printfQuote(d []byte) string {
 	sb.WriteByte('\'')
 	return sb.String()
 }
+
+// wireProto spells a session protocol (session.HTTP1, HTTP2, HTTP3) the way a status or
+// request line does; empty means HTTP/1.1.
+func wireProto(p string) string {
+	switch p {
+	case "", session.HTTP1:
+		return "HTTP/1.1"
+	case session.HTTP2:
+		return "HTTP/2"
+	case session.HTTP3:
+		return "HTTP/3"
+	}
+	return p
+}

@@ -237,10 +237,7 @@ func RawRequest(r *session.Request) string {
 	if u, err := url.Parse(r.URL); err == nil && r.Method != http.MethodConnect {
 		target = u.RequestURI()
 	}
-	proto := r.Proto
-	if proto == "" {
-		proto = "HTTP/1.1"
-	}
+	proto := wireProto(r.Proto)
 	fmt.Fprintf(&sb, "%s %s %s\n", r.Method, target, proto)
 	if u, err := url.Parse(r.URL); err == nil && r.Header.Get("Host") == "" && u.Host != "" {
 		fmt.Fprintf(&sb, "Host: %s\n", u.Host)
@@ -257,10 +254,7 @@ func RawResponse(r *session.Response) string {
 		return ""
 	}
 	var sb strings.Builder
-	proto := r.Proto
-	if proto == "" {
-		proto = "HTTP/1.1"
-	}
+	proto := wireProto(r.Proto)
 	reason := r.Reason
 	if reason == "" {
 		reason = http.StatusText(r.Status)
