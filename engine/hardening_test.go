@@ -25,6 +25,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -1339,4 +1340,49 @@ func TestUpstreamTimeouts(t *testing.T) {
 			t.Errorf("%s: %s, session error %+v", tc.url, resp.Status, s.Error)
 		}
 	}
+}
+
+// TestH2RapidReset: a client that opens and at once resets thousands of streams
+// (CVE-2023-44487) gets every upstream request it caused cancelled, and the proxy keeps
+// serving others.
+func TestH2RapidReset(t *testing.T) {
+	et.RequireNoLeaks(t)
+	var started, ended atomic.Int64
+	o := et.StartOrigin(t, et.OriginH1TLS, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/rr" {
+			io.WriteString(w, "ok")
+			return
+		}
+		started.Add(1)
+		defer ended.Add(1)
+		<-r.Context().Done()
+	}))
+	p := et.StartProxy(t, nil, o)
+	target := o.Listener.Addr().String()
+	h := dialH2ThroughProxy(t, p, target)
+	for i := 0; i < 5000; i++ {
+		id := h.next
+		h.next += 2
+		h.hb.Reset()
+		for _, f := range [][2]string{{":method", "GET"}, {":scheme", "https"}, {":authority", target}, {":path", "/rr"}} {
+			h.enc.WriteField(hpack.HeaderField{Name: f[0], Value: f[1]})
+		}
+		if h.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: h.hb.Bytes(), EndHeaders: true, EndStream: true}) != nil ||
+			h.fr.WriteRSTStream(id, http2.ErrCodeCancel) != nil {
+			break // the proxy may close a connection that abuses resets
+		}
+	}
+	resp, err := p.Client(t, et.ClientH2).Get(o.URL + "/ok")
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("after a rapid-reset burst: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for started.Load() != ended.Load() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d upstream requests of reset streams still running", started.Load()-ended.Load())
+		}
+		time.Sleep(10 * time.Millisecond) // polling for a condition, bounded above
+	}
+	t.Logf("5000 streams opened and reset: %d reached the origin, all cancelled", started.Load())
 }

@@ -1,3 +1,5 @@
+//go:build linux
+
 package store
 
 // Store faults: a full disk (simulated with RLIMIT_FSIZE in a child process), a read-only
