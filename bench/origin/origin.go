@@ -118,7 +118,8 @@ type Server struct {
 	ln   net.Listener
 	done chan error
 
-	h3     *http3.Server // nil until StartH3
+	cert   tls.Certificate // the leaf, for the HTTP/3 side (srv.TLSConfig belongs to ServeTLS)
+	h3     *http3.Server   // nil until StartH3
 	h3pc   net.PacketConn
 	h3done chan error
 }
@@ -182,7 +183,7 @@ func Start(ca *CA) (*Server, error) {
 		ErrorLog:          log.New(io.Discard, "", 0), // clients that hang up mid-handshake are expected
 	}
 	srv.SetKeepAlivesEnabled(true)
-	s := &Server{Addr: ln.Addr().String(), srv: srv, ln: ln, done: make(chan error, 1)}
+	s := &Server{Addr: ln.Addr().String(), srv: srv, ln: ln, done: make(chan error, 1), cert: cert}
 	go func() { s.done <- srv.ServeTLS(ln, "", "") }()
 	return s, nil
 }
@@ -199,7 +200,7 @@ func (s *Server) StartH3() error {
 		return fmt.Errorf("origin: HTTP/3 on UDP %s: %w", s.Addr, err)
 	}
 	s.h3pc = pc
-	s.h3 = &http3.Server{Handler: s.srv.Handler, TLSConfig: http3.ConfigureTLSConfig(s.srv.TLSConfig.Clone())}
+	s.h3 = &http3.Server{Handler: s.srv.Handler, TLSConfig: http3.ConfigureTLSConfig(&tls.Config{Certificates: []tls.Certificate{s.cert}})}
 	s.h3done = make(chan error, 1)
 	go func() { s.h3done <- s.h3.Serve(pc) }()
 	return nil
