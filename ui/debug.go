@@ -232,6 +232,7 @@ func (v *debugViews) replaySelected() {
 	v.replayer = r
 	dlg := dialog.NewCustom(fmt.Sprintf("Replay #%d", s.ID), "Close", r.Content, v.u.win)
 	dlg.SetOnClosed(r.Cancel)
+	dlg.Resize(fyne.NewSize(480, 320))
 	dlg.Show()
 }
 
@@ -340,10 +341,14 @@ func NewPausedEditor(dbg Debugger, p breakpoint.Paused) *PausedEditor {
 	})
 	e.Abort = widget.NewButton("Abort", func() { e.act(func() error { return dbg.Abort(p.ID) }) })
 	e.Abort.Importance = widget.DangerImportance
+	statusLabel := "Status"
+	if p.Phase == breakpoint.PhaseRequest {
+		statusLabel = "Status (Respond)"
+	}
 	form := widget.NewForm(
 		widget.NewFormItem("Method", e.Method),
 		widget.NewFormItem("URL", e.URL),
-		widget.NewFormItem("Status", e.Status),
+		widget.NewFormItem(statusLabel, e.Status),
 	)
 	buttons := container.NewHBox(e.Continue, e.ContinueEdited, e.Respond, e.Abort)
 	tabs := container.NewAppTabs(
