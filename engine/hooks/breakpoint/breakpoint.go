@@ -129,6 +129,7 @@ var ErrNotPaused = errors.New("breakpoint: that session is not paused")
 
 // MaxBody bounds the body bytes read into a pause for display and editing; the rest of a
 // larger body streams on unchanged after the first MaxBody bytes unless an edit replaces it.
+// Streaming bodies (text/event-stream, application/grpc…) are not read at all.
 const MaxBody = 16 << 20
 
 // Paused describes a session waiting at a breakpoint: a snapshot of the request (phase
@@ -630,6 +631,14 @@ func readBody(rc io.ReadCloser) ([]byte, io.ReadCloser, bool, error) {
 	return b, io.NopCloser(bytes.NewReader(b)), false, nil
 }
 
+// streaming reports bodies that may never end (server-sent events, gRPC streams): a
+// pause does not wait for them; it shows no body (BodyTruncated) and the body streams on
+// after the pause unless an edit replaces it.
+func streaming(h http.Header) bool {
+	ct := strings.ToLower(h.Get("Content-Type"))
+	return strings.HasPrefix(ct, "text/event-stream") || strings.HasPrefix(ct, "application/grpc")
+}
+
 func gunzip(b []byte) ([]byte, bool) {
 	zr, err := gzip.NewReader(bytes.NewReader(b))
 	if err != nil {
@@ -687,12 +696,19 @@ func (m *Manager) OnRequest(ctx context.Context, f *engine.Flow) error {
 		return nil
 	}
 	r := f.Request
-	raw, body, trunc, err := readBody(r.Body)
-	if err != nil {
-		return fmt.Errorf("breakpoint: reading the request body: %w", err)
-	}
-	if body != nil {
-		r.Body = body
+	var raw []byte
+	var trunc bool
+	if streaming(r.Header) {
+		trunc = r.Body != nil && r.Body != http.NoBody
+	} else {
+		var body io.ReadCloser
+		var err error
+		if raw, body, trunc, err = readBody(r.Body); err != nil {
+			return fmt.Errorf("breakpoint: reading the request body: %w", err)
+		}
+		if body != nil {
+			r.Body = body
+		}
 	}
 	info := Paused{ID: f.Session.ID, Phase: PhaseRequest, Breakpoint: bp, Since: time.Now(),
 		Method: r.Method, URL: f.Session.Request.URL, Header: r.Header.Clone(), Body: raw, BodyTruncated: trunc}
@@ -781,12 +797,19 @@ func (m *Manager) OnResponse(ctx context.Context, f *engine.Flow) error {
 	if resp.StatusCode == http.StatusSwitchingProtocols {
 		return nil // an upgraded connection has no body to edit
 	}
-	raw, body, trunc, err := readBody(resp.Body)
-	if err != nil {
-		return fmt.Errorf("breakpoint: reading the response body: %w", err)
-	}
-	if body != nil {
-		resp.Body = body
+	var raw []byte
+	var trunc bool
+	if streaming(resp.Header) {
+		trunc = resp.Body != nil && resp.Body != http.NoBody
+	} else {
+		var body io.ReadCloser
+		var err error
+		if raw, body, trunc, err = readBody(resp.Body); err != nil {
+			return fmt.Errorf("breakpoint: reading the response body: %w", err)
+		}
+		if body != nil {
+			resp.Body = body
+		}
 	}
 	info := Paused{ID: f.Session.ID, Phase: PhaseResponse, Breakpoint: bp, Since: time.Now(),
 		Method: f.Session.Request.Method, URL: f.Session.Request.URL, Status: resp.StatusCode,

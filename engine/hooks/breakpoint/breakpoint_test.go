@@ -471,3 +471,56 @@ func TestHTTP3BothLegs(t *testing.T) {
 		t.Errorf("session: client %s upstream %s status %d conns %d/%d", s.Client.Proto, s.Upstream.Proto, s.Status(), s.Client.ConnID, free.Client.ConnID)
 	}
 }
+
+// TestStreamingResponsePausesAtItsHead: an event stream never ends, so a response
+// breakpoint pauses at its head without waiting for the body, and the stream flows on
+// after Continue.
+func TestStreamingResponsePausesAtItsHead(t *testing.T) {
+	et.RequireNoLeaks(t)
+	o := et.StartOrigin(t, et.OriginH2TLS, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, "data: first\n\n")
+		http.NewResponseController(w).Flush()
+		<-r.Context().Done()
+	}))
+	p := et.StartProxy(t, nil, o)
+	m, err := breakpoint.New("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Install(p.Engine)
+	changed := make(chan struct{}, 64)
+	m.OnChange(func() {
+		select {
+		case changed <- struct{}{}:
+		default:
+		}
+	})
+	t.Cleanup(m.Close)
+	m.Add(breakpoint.Breakpoint{Filter: "path:/events", Phase: breakpoint.PhaseResponse, Enabled: true})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", o.URL+"/events", nil)
+	got := make(chan string, 1)
+	go func() {
+		resp, err := p.Client(t, et.ClientH2).Do(req)
+		if err != nil {
+			got <- err.Error()
+			return
+		}
+		defer resp.Body.Close()
+		buf := make([]byte, 64)
+		n, _ := io.ReadAtLeast(resp.Body, buf, len("data: first\n\n"))
+		got <- string(buf[:n])
+	}()
+	paused := waitPaused(t, m, changed, 1)[0]
+	if !paused.BodyTruncated || len(paused.Body) != 0 {
+		t.Errorf("paused stream: %+v", paused)
+	}
+	m.Resume(paused.ID, nil)
+	if s := <-got; s != "data: first\n\n" {
+		t.Errorf("client read %q", s)
+	}
+	cancel()
+	p.Next(t)
+}
