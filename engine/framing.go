@@ -114,6 +114,16 @@ func (f *framingConn) Read(p []byte) (int, error) {
 
 // readBody delivers body bytes up to the end of the message, checking chunk framing.
 func (f *framingConn) readBody(p []byte) (int, error) {
+	if (f.body.st == stLength || f.body.st == stData) && f.src.Buffered() == 0 {
+		// Bytes that surely belong to the body: read them straight into p (bufio reads
+		// large requests directly from the connection).
+		n, err := f.src.Read(p[:min(uint64(len(p)), f.body.n)])
+		f.body.feed(p[:n]) // cannot fail inside a length or chunk
+		if f.body.done() {
+			f.inBody = false
+		}
+		return n, err
+	}
 	if f.src.Buffered() == 0 {
 		if _, err := f.src.Peek(1); err != nil {
 			return 0, err

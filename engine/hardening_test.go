@@ -1386,3 +1386,38 @@ func TestH2RapidReset(t *testing.T) {
 	}
 	t.Logf("5000 streams opened and reset: %d reached the origin, all cancelled", started.Load())
 }
+
+// BenchmarkFramingH1Upload measures a plain HTTP/1.1 proxy request with a 256 KiB body,
+// Content-Length and chunked: the framing check follows every body byte.
+func BenchmarkFramingH1Upload(b *testing.B) {
+	for _, chunked := range []bool{false, true} {
+		name := "content-length"
+		if chunked {
+			name = "chunked"
+		}
+		b.Run(name, func(b *testing.B) {
+			o := et.StartOrigin(b, et.OriginH1Plain, nil)
+			p := et.StartProxy(b, func(c *engine.Config) { c.CaptureLimit = -1 }, o)
+			go func() {
+				for range p.Sessions {
+				}
+			}()
+			c := p.Client(b, et.ClientH1)
+			body := et.Pattern(256 << 10)
+			b.SetBytes(int64(len(body)))
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				var r io.Reader = bytes.NewReader(body)
+				if chunked {
+					r = io.MultiReader(r) // hides the length: the client sends chunks
+				}
+				resp, err := c.Post(o.URL+"/echo", "application/octet-stream", r)
+				if err != nil {
+					b.Fatal(err)
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+		})
+	}
+}
