@@ -55,8 +55,9 @@ type framingConn struct {
 	out         []byte // checked bytes not yet delivered
 	body        bodyFramer
 	inBody      bool
-	passthrough bool  // after CONNECT or an upgrade: raw bytes
-	stop        error // after a refusal or a broken body: returned once out is empty
+	passthrough bool   // after CONNECT or an upgrade: raw bytes
+	stop        error  // after a refusal or a broken body: returned once out is empty
+	partial     []byte // a head read in part when a read deadline interrupted it
 
 	tls *tls.ConnectionState // of the wrapped *tls.Conn (net/http only sees a plain conn)
 }
@@ -148,8 +149,9 @@ func (f *framingConn) readBody(p []byte) (int, error) {
 
 // readHead reads one request head, checks it and queues it (or the placeholder).
 func (f *framingConn) readHead() error {
-	var head []byte
-	lineStart := 0
+	head := f.partial
+	f.partial = nil
+	lineStart := bytes.LastIndexByte(head, '\n') + 1
 	for {
 		part, err := f.src.ReadSlice('\n')
 		head = append(head, part...)
@@ -162,6 +164,13 @@ func (f *framingConn) readHead() error {
 			continue
 		}
 		if err != nil {
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				// net/http interrupts its read-ahead with a past deadline when a handler
+				// ends: keep what arrived and go on with the next Read.
+				f.partial = head
+				return err
+			}
 			if len(head) > 0 {
 				f.out, f.passthrough = head, true // a partial head: the server reports it
 				return nil

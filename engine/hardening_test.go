@@ -1421,3 +1421,44 @@ func BenchmarkFramingH1Upload(b *testing.B) {
 		})
 	}
 }
+
+// TestPipelinedHeadArrivingInPieces: net/http's server reads ahead (to notice a client
+// going away) while a handler runs and then interrupts that read; a pipelined request
+// head that arrives in pieces across that moment must still get the framing check.
+func TestPipelinedHeadArrivingInPieces(t *testing.T) {
+	et.RequireNoLeaks(t)
+	arrived, release := make(chan struct{}), make(chan struct{})
+	o := et.StartOrigin(t, et.OriginH1Plain, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/first" {
+			close(arrived)
+			<-release
+		}
+		io.WriteString(w, "ok")
+	}))
+	p := et.StartProxy(t, nil, o)
+	c, err := net.Dial("tcp", p.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	br := bufio.NewReader(c)
+	io.WriteString(c, "GET "+o.URL+"/first HTTP/1.1\r\nHost: x\r\n\r\n")
+	<-arrived
+	io.WriteString(c, "POST "+o.URL+"/second HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n")
+	close(release)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("first: %v %v", resp, err)
+	}
+	io.ReadAll(resp.Body)
+	p.Next(t)
+	io.WriteString(c, "Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n")
+	resp, err = http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatalf("second: %v", err)
+	}
+	io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("CL+TE head that arrived in pieces: %s, want 400", resp.Status)
+	}
+}
