@@ -173,3 +173,53 @@ func TestFramesEndToEnd(t *testing.T) {
 	}
 	check("stopped")
 }
+
+// TestFramesEndToEndH3Upstream: with --upstream-proto h3 the upstream leg's HTTP/3 frames
+// (QPACK-decoded HEADERS, DATA, SETTINGS) are stored next to the client leg's HTTP/2 ones.
+func TestFramesEndToEndH3Upstream(t *testing.T) {
+	data := t.TempDir()
+	o := et.StartOrigin(t, et.OriginH3, nil)
+	originCA := filepath.Join(t.TempDir(), "origin.pem")
+	os.WriteFile(originCA, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: o.Certificate().Raw}), 0o644)
+	h := startHeadless(t, data, "--upstream-ca", originCA, "--upstream-proto", "h3")
+
+	caPEM, err := exec.Command(binary(t), "ca", "export", "--data-dir", data).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(caPEM)
+	proxyURL, _ := url.Parse("http://" + h.addr)
+	tr := &http.Transport{Proxy: http.ProxyURL(proxyURL), TLSClientConfig: &tls.Config{RootCAs: pool}, ForceAttemptHTTP2: true}
+	defer tr.CloseIdleConnections()
+	resp, err := (&http.Client{Transport: tr}).Post(o.H3URL+"/echo?e2e", "text/plain", strings.NewReader(strings.Repeat("y", 30<<10)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if l := h.nextLine(t); !strings.Contains(l, "h2→h3") {
+		t.Fatalf("line %q", l)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		out, _ := exec.Command(binary(t), "frames", "1", "--json", "--data-dir", data).Output()
+		seen := map[string]bool{}
+		for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+			var f session.Frame
+			if json.Unmarshal([]byte(l), &f) == nil {
+				seen[f.Leg+" "+f.Proto+" "+f.Dir+" "+f.Type] = true
+				if f.Leg == "upstream" && f.Type == "HEADERS" && f.Dir == "out" && len(f.Headers) == 0 {
+					t.Fatalf("h3 HEADERS without decoded fields: %s", l)
+				}
+			}
+		}
+		if seen["upstream h3 out HEADERS"] && seen["upstream h3 in HEADERS"] && seen["upstream h3 out DATA"] &&
+			seen["upstream h3 in DATA"] && seen["client h2 in HEADERS"] && seen["client h2 out DATA"] {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("frames of both legs not shown within 10s: %v\n%s", seen, out)
+		}
+	}
+}
