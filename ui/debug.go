@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -17,6 +18,7 @@ import (
 	"inspector/engine"
 	"inspector/engine/hooks/breakpoint"
 	"inspector/engine/hooks/replay"
+	"inspector/engine/hooks/rules"
 	"inspector/engine/session"
 	"inspector/ui/render"
 )
@@ -35,6 +37,9 @@ type Debugger interface {
 	Respond(id session.ID, a breakpoint.Answer) error
 	Abort(id session.ID) error
 	OnChange(f func())
+	// Rules and ReplaceRules read and replace the rule list (engine/hooks/rules).
+	Rules() []rules.Rule
+	ReplaceRules(rs []rules.Rule) ([]rules.Rule, error)
 	// Send runs a request through the proxy pipeline as a new session (engine.Engine.Send).
 	Send(ctx context.Context, req *http.Request, opts engine.SendOptions) (*session.Session, error)
 }
@@ -50,6 +55,7 @@ type debugViews struct {
 	panel     *BreakpointsPanel
 	composer  *Composer
 	replayer  *Replayer
+	rules     *RulesEditor
 	// post runs a function on the UI goroutine: fyne.Do, or a test's queue.
 	post func(func())
 }
@@ -75,6 +81,7 @@ func (v *debugViews) toolbar() []fyne.CanvasObject {
 		widget.NewButton("Break on host", v.breakOnSelectedHost),
 		widget.NewButton("Compose…", v.composeSelected),
 		widget.NewButton("Replay…", v.replaySelected),
+		widget.NewButton("Rules…", v.showRules),
 		widget.NewButton("Copy raw", v.u.CopyRaw),
 	}
 }
@@ -672,4 +679,76 @@ func (r *Replayer) Cancel() {
 	if r.cancel != nil {
 		r.cancel()
 	}
+}
+
+func (v *debugViews) showRules() {
+	if v.dbg == nil {
+		return
+	}
+	v.rules = NewRulesEditor(v.dbg)
+	dlg := dialog.NewCustom("Rules", "Close", v.rules.Content, v.u.win)
+	dlg.Resize(fyne.NewSize(820, 620))
+	dlg.Show()
+}
+
+// RulesEditor edits the rule list as JSON (the format of DATA_DIR/rules.json): map remote,
+// map local, auto-responder, header rewrite and throttling; docs/debugging.md lists the
+// fields. Save replaces the whole list, or changes nothing and shows why. UI goroutine only.
+type RulesEditor struct {
+	dbg     Debugger
+	JSON    *widget.Entry
+	Save    *widget.Button
+	Result  *widget.Label
+	Content fyne.CanvasObject
+}
+
+// rulesExample is shown in an empty editor.
+const rulesExample = `[
+  {"kind": "map_remote", "enabled": false, "filter": "host:api.example.com", "target": "https://staging.example.com"},
+  {"kind": "auto_respond", "enabled": false, "filter": "path:/health", "status": 200, "body": "ok"},
+  {"kind": "header", "enabled": false, "filter": "host:*.example.com", "header_name": "X-Debug", "header_value": "1"},
+  {"kind": "throttle", "enabled": false, "filter": "type:image", "latency_ms": 200, "bytes_per_sec": 65536}
+]`
+
+// NewRulesEditor loads the current rules into the editor.
+func NewRulesEditor(dbg Debugger) *RulesEditor {
+	e := &RulesEditor{dbg: dbg}
+	e.JSON = widget.NewMultiLineEntry()
+	e.JSON.TextStyle.Monospace = true
+	e.JSON.SetPlaceHolder(rulesExample)
+	e.Result = widget.NewLabel("")
+	e.Result.Wrapping = fyne.TextWrapWord
+	e.load(dbg.Rules())
+	e.Save = widget.NewButton("Save", func() {
+		var rs []rules.Rule
+		dec := json.NewDecoder(strings.NewReader(e.JSON.Text))
+		dec.DisallowUnknownFields()
+		if strings.TrimSpace(e.JSON.Text) != "" {
+			if err := dec.Decode(&rs); err != nil {
+				e.Result.SetText("⚠ " + err.Error())
+				return
+			}
+		}
+		saved, err := dbg.ReplaceRules(rs)
+		if err != nil {
+			e.Result.SetText("⚠ " + err.Error())
+			return
+		}
+		e.load(saved)
+		e.Result.SetText(fmt.Sprintf("Saved %d rules.", len(saved)))
+	})
+	e.Save.Importance = widget.HighImportance
+	e.Content = container.NewBorder(
+		widget.NewLabel("Kinds: map_remote, map_local, auto_respond, header, throttle (see docs/debugging.md)."),
+		container.NewVBox(e.Result, e.Save), nil, nil, e.JSON)
+	return e
+}
+
+func (e *RulesEditor) load(rs []rules.Rule) {
+	if len(rs) == 0 {
+		e.JSON.SetText("")
+		return
+	}
+	b, _ := json.MarshalIndent(rs, "", "  ")
+	e.JSON.SetText(string(b))
 }

@@ -3,6 +3,7 @@ package ui
 import (
 	"io"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"inspector/engine"
 	et "inspector/engine/enginetest"
 	"inspector/engine/hooks/breakpoint"
+	"inspector/engine/hooks/rules"
 	"inspector/engine/session"
 )
 
@@ -22,6 +24,12 @@ import (
 type testDebugger struct {
 	*breakpoint.Manager
 	*et.Proxy
+	rules *rules.Manager
+}
+
+func (d testDebugger) Rules() []rules.Rule { return d.rules.Rules() }
+func (d testDebugger) ReplaceRules(rs []rules.Rule) ([]rules.Rule, error) {
+	return d.rules.Replace(rs)
 }
 
 func (d testDebugger) Breakpoints() []breakpoint.Breakpoint { return d.Settings().Breakpoints }
@@ -40,6 +48,7 @@ type debugRig struct {
 	o      *et.Origin
 	p      *et.Proxy
 	m      *breakpoint.Manager
+	dbg    testDebugger
 	posted chan func()
 }
 
@@ -50,10 +59,16 @@ func newDebugRig(t *testing.T) *debugRig {
 	if err != nil {
 		t.Fatal(err)
 	}
+	rs, err := rules.New(filepath.Join(t.TempDir(), "rules.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs.Install(p.Engine)
 	m.Install(p.Engine)
 	t.Cleanup(m.Close)
-	u, _ := newTestUI(t, Deps{Store: openStore(t), Engine: p.Engine, Debug: testDebugger{m, p}})
-	r := &debugRig{t: t, u: u, o: o, p: p, m: m, posted: make(chan func(), 256)}
+	dbg := testDebugger{m, p, rs}
+	u, _ := newTestUI(t, Deps{Store: openStore(t), Engine: p.Engine, Debug: dbg})
+	r := &debugRig{t: t, u: u, o: o, p: p, m: m, dbg: dbg, posted: make(chan func(), 256)}
 	// Set before any breakpoint exists: the manager's lock orders this write before the
 	// hook goroutines' reads.
 	u.debug.post = func(f func()) { r.posted <- f }
@@ -244,7 +259,7 @@ func TestBreakOnHostComposerAndReplay(t *testing.T) {
 		t.Errorf("selection %d, want the new session %d", id, sent.ID)
 	}
 	// A blank composer with a bad URL says so.
-	blank := NewComposer(testDebugger{r.m, r.p}, nil)
+	blank := NewComposer(r.dbg, nil)
 	blank.URL.SetText("not a url")
 	test.Tap(blank.SendBtn)
 	if !strings.HasPrefix(blank.Result.Text, "⚠") {
@@ -283,3 +298,33 @@ func TestBreakOnHostComposerAndReplay(t *testing.T) {
 // The Send method of the adapter comes from the engine.
 var _ Debugger = testDebugger{}
 var _ = engine.SendOptions{}
+
+func TestRulesEditor(t *testing.T) {
+	r := newDebugRig(t)
+	r.u.debug.showRules()
+	e := r.u.debug.rules
+	if e.JSON.Text != "" {
+		t.Fatalf("editor starts with %q", e.JSON.Text)
+	}
+	e.JSON.SetText(`[{"kind": "auto_respond", "enabled": true, "filter": "path:/canned", "status": 418, "body": "from a rule"}]`)
+	test.Tap(e.Save)
+	if !strings.HasPrefix(e.Result.Text, "Saved 1") || !strings.Contains(e.JSON.Text, `"id": 1`) {
+		t.Fatalf("save: %q\n%s", e.Result.Text, e.JSON.Text)
+	}
+	resp, err := r.p.Client(t, et.ClientH1).Get(r.o.URL + "/canned")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 418 || string(b) != "from a rule" {
+		t.Errorf("rule not applied: %s %q", resp.Status, b)
+	}
+	for _, bad := range []string{`[{"kind": "teleport", "filter": "host:a"}]`, `[{"kind": "header", "filter": "host:a", "nope": 1}]`, `{`} {
+		e.JSON.SetText(bad)
+		test.Tap(e.Save)
+		if !strings.HasPrefix(e.Result.Text, "⚠") || len(r.dbg.Rules()) != 1 {
+			t.Errorf("%s: %q, %d rules", bad, e.Result.Text, len(r.dbg.Rules()))
+		}
+	}
+}

@@ -384,6 +384,8 @@ func (d *debugAPI) Paused() []breakpoint.Paused                          { retur
 func (d *debugAPI) Resume(id session.ID, e *breakpoint.Edits) error      { return d.bp.Resume(id, e) }
 func (d *debugAPI) Respond(id session.ID, a breakpoint.Answer) error     { return d.bp.Respond(id, a) }
 func (d *debugAPI) Abort(id session.ID) error                            { return d.bp.Abort(id) }
+func (d *debugAPI) Rules() []rules.Rule                                  { return d.rules.Rules() }
+func (d *debugAPI) ReplaceRules(rs []rules.Rule) ([]rules.Rule, error)   { return d.rules.Replace(rs) }
 func (d *debugAPI) OnChange(f func())                                    { d.bp.OnChange(f) }
 func (d *debugAPI) Send(ctx context.Context, req *http.Request, opts engine.SendOptions) (*session.Session, error) {
 	return d.snd.Send(ctx, req, opts)
