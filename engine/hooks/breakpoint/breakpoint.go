@@ -747,8 +747,7 @@ func (m *Manager) OnRequest(ctx context.Context, f *engine.Flow) error {
 			r.Header.Del("Host")
 		}
 	}
-	if nb, ok, _ := e.body(); ok {
-		nb = reencode(nb, r.Header, info.Decoded)
+	if nb, ok := newBody(e, r.Header, &info); ok {
 		if r.Body != nil {
 			r.Body.Close()
 		}
@@ -764,6 +763,19 @@ func (m *Manager) OnRequest(ctx context.Context, f *engine.Flow) error {
 		r.Header.Set("Content-Length", strconv.FormatInt(r.ContentLength, 10))
 	}
 	return nil
+}
+
+// newBody returns the body to send after edits, if it changes: the edited body (gzipped
+// again when it was shown decoded and h still says gzip), or the decoded body when the
+// edits dropped Content-Encoding: gzip from h without touching the body.
+func newBody(e *Edits, h http.Header, info *Paused) ([]byte, bool) {
+	if nb, ok, _ := e.body(); ok {
+		return reencode(nb, h, info.Decoded), true
+	}
+	if info.Decoded == "gzip" && !strings.EqualFold(h.Get("Content-Encoding"), "gzip") {
+		return info.Body, true
+	}
+	return nil, false
 }
 
 // reencode gzips nb when the pause showed the body decoded and the headers still say gzip.
@@ -852,8 +864,7 @@ func (m *Manager) OnResponse(ctx context.Context, f *engine.Flow) error {
 			resp.Header[k] = append([]string(nil), vv...)
 		}
 	}
-	if nb, ok, _ := e.body(); ok {
-		nb = reencode(nb, resp.Header, info.Decoded)
+	if nb, ok := newBody(e, resp.Header, &info); ok {
 		if resp.Body != nil {
 			resp.Body.Close()
 		}

@@ -524,3 +524,41 @@ func TestStreamingResponsePausesAtItsHead(t *testing.T) {
 	cancel()
 	p.Next(t)
 }
+
+// TestDroppingContentEncodingSendsTheDecodedBody: removing Content-Encoding: gzip from a
+// paused response's headers (body untouched) sends the decoded body, with its length.
+func TestDroppingContentEncodingSendsTheDecodedBody(t *testing.T) {
+	et.RequireNoLeaks(t)
+	o := et.StartOrigin(t, et.OriginH1Plain, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Encoding", "gzip")
+		w.Header().Set("Content-Type", "text/plain")
+		zw := gzip.NewWriter(w)
+		io.WriteString(zw, "zipped text")
+		zw.Close()
+	}))
+	p := et.StartProxy(t, nil, o)
+	m, _ := breakpoint.New("")
+	m.Install(p.Engine)
+	changed := make(chan struct{}, 64)
+	m.OnChange(func() {
+		select {
+		case changed <- struct{}{}:
+		default:
+		}
+	})
+	t.Cleanup(m.Close)
+	m.Add(breakpoint.Breakpoint{Filter: "path:/z", Phase: breakpoint.PhaseResponse, Enabled: true})
+	held := do(p.Client(t, et.ClientH1), mustReq("GET", o.URL+"/z"))
+	paused := waitPaused(t, m, changed, 1)[0]
+	if paused.Decoded != "gzip" || string(paused.Body) != "zipped text" {
+		t.Fatalf("paused %+v", paused)
+	}
+	h := paused.Header.Clone()
+	h.Del("Content-Encoding")
+	m.Resume(paused.ID, &breakpoint.Edits{Header: h})
+	r := <-held
+	if r.err != nil || string(r.body) != "zipped text" || r.resp.ContentLength != 11 || r.resp.Header.Get("Content-Encoding") != "" {
+		t.Fatalf("client got %+v %q", r.resp, r.body)
+	}
+	p.Next(t)
+}
