@@ -228,9 +228,9 @@ type Frame struct {
 	Proto  string    `json:"proto"` // HTTP2 or HTTP3
 	ConnID uint64    `json:"conn_id,omitempty"`
 	Stream uint64    `json:"stream"`
-	Type   string    `json:"type"`            // "HEADERS", "DATA", "SETTINGS", …
-	Flags  string    `json:"flags,omitempty"` // HTTP/2 flag names joined by "|", e.g. "END_STREAM|END_HEADERS"
-	Length int       `json:"length"`          // payload length in bytes
+	Type   string    `json:"type"`   // "HEADERS", "DATA", "SETTINGS", …
+	Flags  string    `json:"flags"`  // HTTP/2 flag names joined by "|", e.g. "END_STREAM|END_HEADERS"; "" for none
+	Length int       `json:"length"` // payload length in bytes
 	// Headers are the decoded (HPACK or QPACK) fields of a header frame, pseudo-headers
 	// first, in wire order.
 	Headers []HeaderField `json:"headers,omitempty"`
