@@ -61,13 +61,19 @@ func TestFramesCommandDirectAndThroughInstance(t *testing.T) {
 	if len(lines) != 2 {
 		t.Fatalf("frames --json: %d lines\n%s", len(lines), direct[1].out)
 	}
-	var m map[string]any
-	if err := json.Unmarshal([]byte(lines[0]), &m); err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range append(frameFields, "headers") {
-		if _, ok := m[f]; !ok {
-			t.Errorf("frames --json lacks %q: %s", f, lines[0])
+	for i, l := range lines {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatal(err)
+		}
+		want := frameFields
+		if i == 0 {
+			want = append(want, "headers") // a HEADERS frame
+		}
+		for _, f := range want {
+			if _, ok := m[f]; !ok {
+				t.Errorf("frames --json lacks %q: %s", f, l)
+			}
 		}
 	}
 	if direct[2].code != 0 || !strings.Contains(direct[2].out, "no recorded frames") {
