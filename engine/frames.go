@@ -87,6 +87,9 @@ func requestKey(method, path string) string { return method + " " + path }
 
 // add records one frame. connLevel frames belong to the whole connection.
 func (r *frameRec) add(f session.Frame, connLevel bool, reqKey string, end bool) {
+	if !r.e.capture.Load() {
+		return // no sessions are recorded, so no frames either
+	}
 	f.Leg, f.Proto, f.ConnID = r.leg, r.proto, r.connID
 	var flush *streamFrames
 	r.mu.Lock()

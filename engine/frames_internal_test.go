@@ -100,6 +100,7 @@ func TestTapShortenKeepsFrames(t *testing.T) {
 
 func TestFrameRecCapsHeldFramesAndCounts(t *testing.T) {
 	e := &Engine{}
+	e.capture.Store(true)
 	r := newFrameRec(e, legClient, session.HTTP2, 1)
 	now := time.Now()
 	for i := 0; i < maxHeldFrames+100; i++ {
@@ -115,6 +116,12 @@ func TestFrameRecCapsHeldFramesAndCounts(t *testing.T) {
 	if len(r.conn) > maxConnFrames {
 		t.Fatalf("%d connection frames kept", len(r.conn))
 	}
+	// With capture off nothing is held.
+	e.capture.Store(false)
+	r.add(session.Frame{Dir: "in", Time: now, Stream: 999, Type: "HEADERS"}, false, "", false)
+	if r.streams[999] != nil {
+		t.Fatal("frame recorded with capture off")
+	}
 	r.finish()
 	if r.streams != nil || r.conn != nil {
 		t.Fatal("finish kept state")
@@ -124,6 +131,7 @@ func TestFrameRecCapsHeldFramesAndCounts(t *testing.T) {
 func TestFrameRecLinksInOrderEitherWay(t *testing.T) {
 	var got = map[session.ID][]session.Frame{}
 	e := &Engine{cfg: Config{FrameSink: func(id session.ID, fs []session.Frame) { got[id] = append(got[id], fs...) }}}
+	e.capture.Store(true)
 	r := newFrameRec(e, legClient, session.HTTP2, 1)
 	t0 := time.Now()
 	hdr := func(stream uint64) session.Frame {
