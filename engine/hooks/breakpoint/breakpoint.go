@@ -600,11 +600,12 @@ func (m *Manager) Install(e *engine.Engine) {
 }
 
 func (m *Manager) match(bps []compiledBP, s *session.Session) (int64, bool) {
-	if m.closed.Load() {
+	if m.closed.Load() || len(bps) == 0 {
 		return 0, false
 	}
+	sum := s.Summarize() // once for all summary-only expressions
 	for _, b := range bps {
-		if b.expr.Match(s) {
+		if b.expr.NeedsSession() && b.expr.Match(s) || !b.expr.NeedsSession() && b.expr.MatchSummary(&sum) {
 			return b.id, true
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -561,4 +562,22 @@ func TestDroppingContentEncodingSendsTheDecodedBody(t *testing.T) {
 		t.Fatalf("client got %+v %q", r.resp, r.body)
 	}
 	p.Next(t)
+}
+
+// BenchmarkHookNoMatch is the cost a request pays for 20 enabled breakpoints that do not
+// match it.
+func BenchmarkHookNoMatch(b *testing.B) {
+	m, _ := breakpoint.New("")
+	for i := 0; i < 20; i++ {
+		m.Add(breakpoint.Breakpoint{Filter: fmt.Sprintf("host:svc%d.example.com method:POST", i), Phase: breakpoint.PhaseBoth, Enabled: true})
+	}
+	s := &session.Session{ID: 1, Request: session.Request{Method: "GET", URL: "https://api.example.com/v1/items?page=2"}}
+	f := &engine.Flow{Session: s, Request: mustReq("GET", s.Request.URL)}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := m.OnRequest(ctx, f); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

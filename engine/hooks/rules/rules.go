@@ -326,10 +326,31 @@ func (m *Manager) Install(e *engine.Engine) {
 	e.AddResponseHook(engine.ResponseHookFunc(m.OnResponse))
 }
 
+// matcher evaluates expressions on one session, summarizing it once; a rule that
+// changes the request (map_remote) calls reset.
+type matcher struct {
+	s   *session.Session
+	sum *session.Summary
+}
+
+func (mt *matcher) match(e *filter.Expr) bool {
+	if e.NeedsSession() {
+		return e.Match(mt.s)
+	}
+	if mt.sum == nil {
+		sum := mt.s.Summarize()
+		mt.sum = &sum
+	}
+	return e.MatchSummary(mt.sum)
+}
+
+func (mt *matcher) reset() { mt.sum = nil }
+
 // OnRequest applies the request-stage rules.
 func (m *Manager) OnRequest(ctx context.Context, f *engine.Flow) error {
+	mt := matcher{s: f.Session}
 	for _, c := range m.chain.Load().rules {
-		if !c.expr.Match(f.Session) {
+		if !mt.match(c.expr) {
 			continue
 		}
 		r := f.Request
@@ -346,6 +367,7 @@ func (m *Manager) OnRequest(ctx context.Context, f *engine.Flow) error {
 			r.URL = &u
 			r.Host = c.target.Host
 			f.Session.Request.URL = u.String()
+			mt.reset()
 		case MapLocal:
 			f.Response = localResponse(c, r)
 			return nil
@@ -376,11 +398,12 @@ func (m *Manager) OnRequest(ctx context.Context, f *engine.Flow) error {
 
 // OnResponse applies the response-stage rules.
 func (m *Manager) OnResponse(ctx context.Context, f *engine.Flow) error {
+	mt := matcher{s: f.Session}
 	for _, c := range m.chain.Load().rules {
 		if (c.Kind != Header || c.Phase != "response") && c.Kind != Throttle {
 			continue
 		}
-		if !c.expr.Match(f.Session) {
+		if !mt.match(c.expr) {
 			continue
 		}
 		switch c.Kind {
@@ -516,8 +539,9 @@ func (l *limitedReader) Close() error { return l.rc.Close() }
 // Match reports the rules that would apply to s at the request stage (for the UI).
 func (m *Manager) Match(s *session.Session) []Rule {
 	var out []Rule
+	mt := matcher{s: s}
 	for _, c := range m.chain.Load().rules {
-		if c.expr.Match(s) {
+		if mt.match(c.expr) {
 			out = append(out, c.Rule)
 		}
 	}
