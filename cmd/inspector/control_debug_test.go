@@ -369,3 +369,21 @@ func openRW(t *testing.T, dir string) *store.Store {
 	}
 	return st
 }
+
+func TestDamagedDebugSettingsStopTheStart(t *testing.T) {
+	for _, name := range []string{"breakpoints.json", "rules.json"} {
+		dir := t.TempDir()
+		os.WriteFile(filepath.Join(dir, name), []byte(`{"breakpoints": [{"id": 1, "filter": "(", "phase": "request"}], "rules": [{"id": 1, "kind": "nope"}]}`), 0o600)
+		inst, err := startInstance(dir, instanceFlags{listen: "127.0.0.1:0", captureLimit: 1 << 20, upstreamProto: "auto"})
+		if err == nil {
+			inst.shutdown()
+			t.Fatalf("started with a damaged %s", name)
+		}
+		if !strings.Contains(err.Error(), name) {
+			t.Errorf("error %q does not name %s", err, name)
+		}
+		if _, err := os.Stat(filepath.Join(dir, controlFile)); err == nil {
+			t.Errorf("control.json left behind after a failed start")
+		}
+	}
+}
