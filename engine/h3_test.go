@@ -234,3 +234,21 @@ func TestH3RefusePolicyLeavesTCP(t *testing.T) {
 		t.Error("bad H3Refuse glob accepted")
 	}
 }
+
+func TestForcedH3KeepsWebSocketsOnTCP(t *testing.T) {
+	et.RequireNoLeaks(t)
+	o := et.StartOrigin(t, et.OriginH3, nil)
+	p := et.StartProxy(t, func(c *engine.Config) { c.UpstreamProto = "h3" }, o)
+	conn, br := p.WSDial(t, "wss://"+strings.TrimPrefix(o.URL, "https://")+"/ws")
+	if err := et.WriteWSFrame(conn, 1, []byte("over tcp"), true); err != nil {
+		t.Fatal(err)
+	}
+	if _, data, err := et.ReadWSFrame(br); err != nil || string(data) != "over tcp" {
+		t.Fatalf("echo %q %v", data, err)
+	}
+	conn.Close()
+	s := p.Next(t)
+	if !s.Flags.Has(session.FlagWebSocket) || s.Upstream.Proto != session.HTTP1 || !strings.Contains(s.Upstream.ProtoReason, "Upgrade") {
+		t.Fatalf("websocket session: flags %b upstream %q (%q)", s.Flags, s.Upstream.Proto, s.Upstream.ProtoReason)
+	}
+}

@@ -269,6 +269,10 @@ func (u *upstream) RoundTrip(req *http.Request) (*http.Response, error) {
 	var err error
 	var reason, authority string
 	mode := u.e.cfg.UpstreamProto
+	if (mode == "h3" || mode == "auto") && req.Header.Get("Upgrade") != "" {
+		// HTTP/3 cannot carry an HTTP/1.1 Upgrade (WebSocket): such requests go over TCP.
+		mode = "tcp"
+	}
 	if req.URL.Scheme == "https" {
 		rt = u.secure
 		tlsConf := u.secureTLS
@@ -308,6 +312,9 @@ func (u *upstream) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		if mode == "auto" && authority != "" {
 			u.altSvc.learn(authority, resp.Header.Values("Alt-Svc"), time.Now())
+		}
+		if mode == "tcp" && u.e.cfg.UpstreamProto == "h3" {
+			reason = "an Upgrade request (WebSocket) needs HTTP/1.1 over TCP, not h3"
 		}
 	}
 	x := exchangeFrom(req.Context())

@@ -355,8 +355,7 @@ func (d *detailPane) render(s *session.Session) {
 			if m.FromClient {
 				dir = "→"
 			}
-			fmt.Fprintf(&sb, "%s %s op=%d %dB %s\n", m.Time.Format("15:04:05.000"), dir, m.Opcode, m.Size,
-				render.Cap(string(m.Data), 200))
+			fmt.Fprintf(&sb, "%s %s %s %dB %s\n", m.Time.Format("15:04:05.000"), dir, wsOpName(m.Opcode), m.Size, wsPayload(m))
 		}
 		if len(s.Messages) == 0 {
 			sb.WriteString("WebSocket messages are not captured yet.")

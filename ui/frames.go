@@ -1,10 +1,13 @@
 package ui
 
 import (
+	"encoding/hex"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
@@ -214,4 +217,46 @@ func annotateFrames(frames []session.Frame) []string {
 		}
 	}
 	return notes
+}
+
+// wsOpName names a WebSocket opcode for the WebSocket tab.
+func wsOpName(op int) string {
+	switch op {
+	case 0:
+		return "cont"
+	case 1:
+		return "text"
+	case 2:
+		return "binary"
+	case 8:
+		return "close"
+	case 9:
+		return "ping"
+	case 10:
+		return "pong"
+	}
+	return fmt.Sprintf("op=%d", op)
+}
+
+// wsPayload shows a message's payload: text as text, binary as hex, a close frame's code
+// and reason; long ones are cut.
+func wsPayload(m session.Message) string {
+	const max = 200
+	d := m.Data
+	switch {
+	case m.Opcode == 8 && len(d) >= 2:
+		s := fmt.Sprintf("code %d", int(d[0])<<8|int(d[1]))
+		if len(d) > 2 {
+			s += " " + strconv.Quote(string(d[2:]))
+		}
+		return s
+	case m.Opcode == 2 || !utf8.Valid(d):
+		if len(d) > max/2 {
+			return hex.EncodeToString(d[:max/2]) + "…"
+		}
+		return hex.EncodeToString(d)
+	case len(d) > max:
+		return string(d[:max]) + "…"
+	}
+	return string(d)
 }

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -58,6 +59,24 @@ func TestRenderFramesScreenshots(t *testing.T) {
 	}
 	h2 := send(p.Client(t, et.ClientH2), et.RandomBytes(100<<10))
 	h3 := send(p.H3Client(t), et.RandomBytes(20<<10))
+
+	// A WebSocket session (over HTTP/1.1 in a CONNECT tunnel) for the WebSocket tab.
+	conn, br := p.WSDial(t, "wss://"+strings.TrimPrefix(o.URL, "https://")+"/ws")
+	for _, m := range []string{"hello", `{"op":"subscribe","topic":"prices"}`, "ping 42"} {
+		if err := et.WriteWSFrame(conn, 1, []byte(m), true); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := et.ReadWSFrame(br); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_ = et.WriteWSFrame(conn, 2, []byte{0, 1, 2, 3, 0xff}, true)
+	_, _, _ = et.ReadWSFrame(br)
+	_ = et.WriteWSFrame(conn, 8, []byte{3, 232}, true)
+	_, _, _ = et.ReadWSFrame(br)
+	conn.Close()
+	ws := p.Next(t).ID
+	_ = st.Flush()
 	for _, id := range []session.ID{h2, h3} {
 		deadline := time.Now().Add(10 * time.Second)
 		for {
@@ -99,4 +118,7 @@ func TestRenderFramesScreenshots(t *testing.T) {
 	u.detail.tabs.SelectIndex(4)
 	u.detail.frames.typ.SetSelected("HEADERS")
 	shot("frames-h3-headers.png")
+	u.SelectID(ws)
+	u.detail.tabs.SelectIndex(5) // WebSocket
+	shot("websocket.png")
 }

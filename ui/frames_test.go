@@ -70,3 +70,24 @@ func TestFramesTabTimelineFiltersAndNotes(t *testing.T) {
 		t.Fatalf("session without frames: %d rows, stream filter %q, status %q", v.list.Length(), v.stream.Selected, v.status.Text)
 	}
 }
+
+func TestWebSocketPayloadView(t *testing.T) {
+	cases := []struct {
+		m    session.Message
+		want string
+	}{
+		{session.Message{Opcode: 1, Data: []byte("hello")}, "hello"},
+		{session.Message{Opcode: 2, Data: []byte{0, 1, 0xff}}, "0001ff"},
+		{session.Message{Opcode: 8, Data: []byte{3, 232, 'b', 'y', 'e'}}, `code 1000 "bye"`},
+		{session.Message{Opcode: 1, Data: []byte{0xff, 0xfe}}, "fffe"},
+		{session.Message{Opcode: 1, Data: []byte(strings.Repeat("x", 300))}, strings.Repeat("x", 200) + "…"},
+	}
+	for _, c := range cases {
+		if got := wsPayload(c.m); got != c.want {
+			t.Errorf("wsPayload(op %d %q) = %q, want %q", c.m.Opcode, c.m.Data, got, c.want)
+		}
+	}
+	if wsOpName(2) != "binary" || wsOpName(77) != "op=77" {
+		t.Error("opcode names")
+	}
+}
