@@ -22,9 +22,9 @@
 //	├── bodies                       id ‖ part ('q' request, 's' response) ‖ uint32 chunk → ≤ 64 KiB
 //	│                                of body data as it travelled (still content-encoded)
 //	├── messages                     id → JSON []session.Message (WebSocket sessions)
-//	└── frames                       id ‖ uint32 batch → JSON []session.Frame: HTTP/2 and HTTP/3 frames of
+//	└── frames                       id ‖ uint32 batch → binary frame batch: HTTP/2 and HTTP/3 frames of
 //	                                 the session, both legs, in batches as the engine delivered them
-//	                                 (frames.go; they do not count towards MaxBytes)
+//	                                 (format in frames_codec.go; not counted in MaxBytes)
 //
 // # Writing
 //

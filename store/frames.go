@@ -19,7 +19,7 @@ import (
 //
 // HTTP/2 and HTTP/3 frames arrive apart from their session (the engine delivers them when
 // a stream ends, once per leg) and are kept in the frames bucket as batches:
-// id ‖ uint32 seq → JSON []session.Frame. PutFrames queues them without blocking; a
+// id ‖ uint32 seq → a compact binary batch (frames_codec.go). PutFrames queues them without blocking; a
 // frames goroutine commits the queue about every frameCommitEvery. A batch for a session
 // not committed yet waits for it (up to frameWaitMax); a batch for a session that was
 // deleted or evicted is dropped. Deleting a session deletes its frames (deleteSession).
@@ -176,6 +176,7 @@ func (s *Store) commitFrames(batch map[session.ID]*pendingFrames, final bool) (m
 	err := guard(func() error {
 		return s.db.Update(func(tx *bolt.Tx) error {
 			meta, sums, fb := tx.Bucket(bMeta), tx.Bucket(bSummaries), tx.Bucket(bFrames)
+			var buf []byte
 			committed := session.ID(u64(meta.Get(kCommitted)))
 			for id, p := range batch {
 				key := idKey(id)
@@ -191,11 +192,9 @@ func (s *Store) commitFrames(batch map[session.ID]*pendingFrames, final bool) (m
 					s.frames.dropped.Add(uint64(len(p.frames)))
 					continue // deleted or evicted
 				}
-				data, err := json.Marshal(p.frames)
-				if err != nil {
-					return err
-				}
-				if err := fb.Put(frameKey(key, nextFrameSeq(fb, key)), data); err != nil {
+				buf = appendFrames(buf[:0], p.frames)
+				// bbolt keeps a reference to the value until the commit: copy it.
+				if err := fb.Put(frameKey(key, nextFrameSeq(fb, key)), append([]byte(nil), buf...)); err != nil {
 					return err
 				}
 			}
@@ -248,8 +247,8 @@ func (s *Store) Frames(id session.ID) ([]session.Frame, error) {
 		}
 		c := tx.Bucket(bFrames).Cursor()
 		for k, v := c.Seek(key); k != nil && bytes.HasPrefix(k, key); k, v = c.Next() {
-			var batch []session.Frame
-			if err := json.Unmarshal(v, &batch); err != nil {
+			batch, err := decodeFrames(v)
+			if err != nil {
 				return fmt.Errorf("%w: frames of session %d: %v", ErrCorrupt, id, err)
 			}
 			out = append(out, batch...)
@@ -262,3 +261,5 @@ func (s *Store) Frames(id session.ID) ([]session.Frame, error) {
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Time.Before(out[j].Time) })
 	return out, nil
 }
+
+var jsonUnmarshal = json.Unmarshal
