@@ -97,6 +97,12 @@ func TestProtocolMatrix(t *testing.T) {
 			req, _ := http.NewRequest("POST", base+"/echo", onlyReader{bytes.NewReader(up)})
 			req.Header.Set("Cookie", "a=1; b=2")
 			req.Header.Set("X-Custom", "v")
+			if c.client == et.ClientH1 {
+				// Connection-specific headers stop at the proxy, whatever the origin speaks.
+				req.Header.Set("Connection", "X-Hop")
+				req.Header.Set("X-Hop", "1")
+				req.Header.Set("Keep-Alive", "timeout=5")
+			}
 			resp, err := cl.Do(req)
 			if err != nil {
 				t.Fatal(err)
@@ -112,6 +118,11 @@ func TestProtocolMatrix(t *testing.T) {
 			}
 			if resp.Header.Get("X-Echo-H-X-Custom") != "v" {
 				t.Fatalf("custom header lost: %v", resp.Header)
+			}
+			for _, h := range []string{"X-Echo-H-X-Hop", "X-Echo-H-Keep-Alive", "X-Echo-H-Connection"} {
+				if v := resp.Header.Get(h); v != "" {
+					t.Fatalf("origin got connection-specific header %s: %q", h, v)
+				}
 			}
 			s := p.Next(t)
 			check(s)
