@@ -78,12 +78,18 @@ func runInstance(args []string) error {
 	if err != nil {
 		return err
 	}
+	var sub *engine.Subscription
+	if f.headless {
+		// Subscribe before announcing the address: a client that starts on the
+		// "listening on" line must not finish a session before anyone listens.
+		sub = inst.engine.Subscribe(4096)
+	}
 	fmt.Fprintf(stdout, "listening on %s\n", inst.engine.Addr())
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- inst.engine.Serve() }()
 
 	if f.headless {
-		err = inst.runHeadless(serveErr)
+		err = inst.runHeadless(sub, serveErr)
 	} else {
 		err = runWindow(inst)
 	}
@@ -218,12 +224,11 @@ func (inst *instance) shutdown() error {
 	return errors.Join(errs...)
 }
 
-// runHeadless prints one line per completed session until SIGINT/SIGTERM.
-func (inst *instance) runHeadless(serveErr <-chan error) error {
+// runHeadless prints one line per completed session from sub until SIGINT/SIGTERM.
+func (inst *instance) runHeadless(sub *engine.Subscription, serveErr <-chan error) error {
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sig)
-	sub := inst.engine.Subscribe(4096)
 	defer sub.Close()
 	for {
 		select {
