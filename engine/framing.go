@@ -59,13 +59,14 @@ type framingConn struct {
 	stop        error  // after a refusal or a broken body: returned once out is empty
 	partial     []byte // a head read in part when a read deadline interrupted it
 
-	tls *tls.ConnectionState // of the wrapped *tls.Conn (net/http only sees a plain conn)
+	tls   *tls.ConnectionState // of the wrapped *tls.Conn (net/http only sees a plain conn)
+	limit *limitConn           // the client connection's slot, marked waiting while a head is read
 }
 
 // newFramingConn wraps c. Read must be called from one goroutine at a time (net/http's
 // server does); framingErr is safe from any goroutine.
 func newFramingConn(c net.Conn) *framingConn {
-	f := &framingConn{Conn: c, src: bufio.NewReaderSize(c, framingBufLen)}
+	f := &framingConn{Conn: c, src: bufio.NewReaderSize(c, framingBufLen), limit: limitOf(c)}
 	if tc, ok := c.(*tls.Conn); ok {
 		st := tc.ConnectionState() // the handshake is done before the conn is wrapped
 		f.tls = &st
@@ -149,6 +150,12 @@ func (f *framingConn) readBody(p []byte) (int, error) {
 
 // readHead reads one request head, checks it and queues it (or the placeholder).
 func (f *framingConn) readHead() error {
+	f.limit.setWaiting(true)
+	defer func() {
+		if f.partial == nil {
+			f.limit.setWaiting(false)
+		}
+	}()
 	head := f.partial
 	f.partial = nil
 	lineStart := bytes.LastIndexByte(head, '\n') + 1

@@ -2,32 +2,39 @@ package engine
 
 import (
 	"crypto/subtle"
+	"crypto/tls"
 	"encoding/base64"
 	"net"
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
 // DefaultMaxConns is the default cap on concurrent client connections (Config.MaxConns).
 const DefaultMaxConns = 4096
 
-// limitListener caps the connections accepted and not yet closed. Over the cap a new
-// connection is answered at once with 503 and closed, so a flood of idle or half-sent
-// connections (slowloris) cannot make the listener stop accepting for everyone: the
-// header timeout frees their slots. It is used by one Accept loop.
+// limitListener caps the connections accepted and not yet closed. At the cap, a new
+// connection takes the slot of the one that has waited longest for a request head (an idle
+// keep-alive connection, or one trickling a head in: slowloris), which is closed; only when
+// every connection is busy (a request in progress, a tunnel) is the new one answered 503
+// and closed. So idle or half-sent connections can never lock clients out, and the header
+// timeout is not the only thing that frees their slots. It is used by one Accept loop.
 type limitListener struct {
 	net.Listener
 	sem  chan struct{}
 	logf func(string, ...any)
+
+	mu    sync.Mutex
+	conns map[*limitConn]struct{}
 }
 
 func newLimitListener(ln net.Listener, max int, logf func(string, ...any)) *limitListener {
 	if max <= 0 {
 		max = DefaultMaxConns
 	}
-	return &limitListener{Listener: ln, sem: make(chan struct{}, max), logf: logf}
+	return &limitListener{Listener: ln, sem: make(chan struct{}, max), logf: logf, conns: map[*limitConn]struct{}{}}
 }
 
 const overloadResponse = "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\n" +
@@ -39,16 +46,54 @@ func (l *limitListener) Accept() (net.Conn, error) {
 		if err != nil {
 			return nil, err
 		}
-		select {
-		case l.sem <- struct{}{}:
-			return &limitConn{Conn: c, release: func() { <-l.sem }}, nil
-		default:
-			l.logf("refused a connection from %s: %d connections open (Config.MaxConns)", c.RemoteAddr(), cap(l.sem))
-			_ = c.SetWriteDeadline(time.Now().Add(time.Second))
-			_, _ = c.Write([]byte(overloadResponse))
-			_ = c.Close()
+		if l.take() || (l.evictWaiting() && l.take()) {
+			lc := &limitConn{Conn: c}
+			lc.release = func() {
+				l.mu.Lock()
+				delete(l.conns, lc)
+				l.mu.Unlock()
+				<-l.sem
+			}
+			l.mu.Lock()
+			l.conns[lc] = struct{}{}
+			l.mu.Unlock()
+			return lc, nil
+		}
+		l.logf("refused a connection from %s: %d connections open and busy (Config.MaxConns)", c.RemoteAddr(), cap(l.sem))
+		_ = c.SetWriteDeadline(time.Now().Add(time.Second))
+		_, _ = c.Write([]byte(overloadResponse))
+		_ = c.Close()
+	}
+}
+
+func (l *limitListener) take() bool {
+	select {
+	case l.sem <- struct{}{}:
+		return true
+	default:
+		return false
+	}
+}
+
+// evictWaiting closes the connection that has waited longest for a request head and
+// reports whether there was one.
+func (l *limitListener) evictWaiting() bool {
+	var victim *limitConn
+	var oldest int64
+	l.mu.Lock()
+	for c := range l.conns {
+		if w := c.evictable(); w != 0 && (victim == nil || w < oldest) {
+			victim, oldest = c, w
 		}
 	}
+	l.mu.Unlock()
+	if victim == nil {
+		return false
+	}
+	l.logf("closed %s, waiting for a request head since %s, to make room (Config.MaxConns)",
+		victim.RemoteAddr(), time.Unix(0, oldest).Format(time.RFC3339Nano))
+	_ = victim.Close() // gives its slot back before returning
+	return true
 }
 
 // limitConn gives its slot back when closed (once, whoever closes it: the server, a
@@ -57,6 +102,28 @@ type limitConn struct {
 	net.Conn
 	once    sync.Once
 	release func()
+	// waiting is when the connection began waiting for a request head (UnixNano), or 0
+	// while it is busy. The framing check sets it (setWaiting).
+	waiting atomic.Int64
+	// active: net/http is serving a request on it (its read-ahead while a handler runs
+	// also waits for a head, but the connection is busy).
+	active atomic.Bool
+}
+
+// serverState follows net/http's connection states (http.Server.ConnState).
+func (c *limitConn) serverState(st http.ConnState) {
+	if c != nil {
+		c.active.Store(st == http.StateActive)
+	}
+}
+
+// evictable reports since when the connection has been waiting for a request head while
+// nothing runs on it, or 0.
+func (c *limitConn) evictable() int64 {
+	if c.active.Load() {
+		return 0
+	}
+	return c.waiting.Load()
 }
 
 func (c *limitConn) Close() error {
@@ -71,6 +138,38 @@ func (c *limitConn) CloseWrite() error {
 		return cw.CloseWrite()
 	}
 	return c.Close()
+}
+
+// limitOf finds the client connection's limitConn under the layers the engine puts on it
+// (TLS, sniffing, framing), or nil.
+func limitOf(c net.Conn) *limitConn {
+	for {
+		switch x := c.(type) {
+		case *limitConn:
+			return x
+		case *framingConn:
+			c = x.Conn
+		case *clientConn:
+			c = x.Conn
+		case *tls.Conn:
+			c = x.NetConn()
+		default:
+			return nil
+		}
+	}
+}
+
+// setWaiting marks the connection as waiting for a request head (evictable at the cap) or
+// busy.
+func (c *limitConn) setWaiting(waiting bool) {
+	if c == nil {
+		return
+	}
+	if !waiting {
+		c.waiting.Store(0)
+	} else if c.waiting.Load() == 0 {
+		c.waiting.Store(time.Now().UnixNano())
+	}
 }
 
 // checkProxyAuth enforces Config.ProxyAuth on a request to the proxy listener (CONNECT or

@@ -149,7 +149,8 @@ func (w logWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func (e *Engine) countConn(_ net.Conn, st http.ConnState) {
+func (e *Engine) countConn(c net.Conn, st http.ConnState) {
+	limitOf(c).serverState(st)
 	switch st {
 	case http.StateNew:
 		e.openConns.Add(1)
