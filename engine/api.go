@@ -62,7 +62,9 @@ type Config struct {
 	ProxyAuth string
 
 	// MaxConns caps concurrent client connections on the proxy listener (DefaultMaxConns
-	// when zero). Over the cap a new connection gets a 503 and is closed at once.
+	// when zero). At the cap a new connection takes the slot of the one that has waited
+	// longest for a request head (idle, or trickling one in), which is closed; when every
+	// connection is busy the new one gets a 503 and is closed at once.
 	MaxConns int
 
 	// ReservedAddrs are addresses (host:port) the proxy must never forward to, for example
