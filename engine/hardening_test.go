@@ -1555,3 +1555,28 @@ func TestPipelinedHeadArrivingInPieces(t *testing.T) {
 		t.Errorf("CL+TE head that arrived in pieces: %s, want 400", resp.Status)
 	}
 }
+
+// TestReverseModeFraming: in reverse mode (plain HTTP/1.1 to the listener) the framing
+// check applies as well: ambiguous requests get 400 and the origin sees only the good one.
+func TestReverseModeFraming(t *testing.T) {
+	et.RequireNoLeaks(t)
+	o := startRecordingOrigin(t)
+	p := et.StartProxy(t, func(c *engine.Config) { c.Reverse = "http://" + o.addr() })
+	for name, raw := range map[string]string{
+		"CL and TE": "POST /refused HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: a\r\n\r\n",
+		"obs-fold":  "GET /refused HTTP/1.1\r\nHost: a\r\nX-A: a\r\n Content-Length: 30\r\n\r\n",
+		"bare LF":   "POST /refused HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n2\nab\r\n0\r\n\r\n",
+	} {
+		if got := rawExchange(t, p.Addr(), raw); !strings.HasPrefix(got, "HTTP/1.1 400") {
+			t.Errorf("%s: %.80q", name, got)
+		}
+	}
+	if got := rawExchange(t, p.Addr(), "GET /good HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n"); !strings.HasPrefix(got, "HTTP/1.1 200") {
+		t.Fatalf("good request: %.80q", got)
+	}
+	p.Next(t)
+	sent, _ := o.requests(t, false)
+	if len(sent) != 1 || !strings.HasPrefix(sent[0], "GET /good ") {
+		t.Errorf("origin received %q", sent)
+	}
+}

@@ -45,8 +45,9 @@ func parseReverse(raw string) (*reverseTarget, error) {
 // inside of a CONNECT tunnel (TLS, h2 preface, or HTTP/1.1) and every request on it goes
 // to the reverse target.
 func (e *Engine) serveReverse() error {
+	ln := newLimitListener(e.ln, e.cfg.MaxConns, e.cfg.Logf)
 	for {
-		c, err := e.ln.Accept()
+		c, err := ln.Accept()
 		if err != nil {
 			if e.closed.Load() || errors.Is(err, net.ErrClosed) {
 				return nil
@@ -88,6 +89,7 @@ func (e *Engine) serveReverseConn(c net.Conn) {
 	case isH2Preface(cc.r):
 		e.serveH2(cc)
 	default:
-		e.mitmLn.push(cc)
+		cc.info.framing = newFramingConn(cc)
+		e.mitmLn.push(cc.info.framing)
 	}
 }
