@@ -50,6 +50,9 @@ type Model struct {
 	selected    session.ID
 	hasSelected bool
 	evicted     uint64
+
+	// stored pages the sessions older than the rows held (see SetStored); nil when none.
+	stored *Pages
 }
 
 // New returns an empty model keeping at most max rows (DefaultMax if max <= 0), sorted
@@ -61,8 +64,43 @@ func New(max int) *Model {
 	return &Model{max: max, rows: make(map[session.ID]*session.Summary)}
 }
 
-// Len is the number of visible rows.
-func (m *Model) Len() int { return len(m.view) }
+// Len is the number of visible rows: the held rows that match, plus, while sorted by #
+// (ColID), the older stored rows of the Pages set with SetStored.
+func (m *Model) Len() int { return m.storedLen() + len(m.view) }
+
+// storedLen is the number of stored rows shown before the held ones (in ascending order).
+func (m *Model) storedLen() int {
+	if m.stored == nil || m.sortCol != ColID {
+		return 0
+	}
+	return m.stored.Len()
+}
+
+// SetStored installs p (nil: none) as the rows older than every held row: while sorted
+// by #, they come before the held rows (after them when descending), fetched a page at a
+// time. The caller builds p with the same filter as the Model's matcher and with
+// p.Hi() below the oldest held stored row, so no row appears twice. The previous Pages
+// is closed. Sorting by another column orders only the held rows (Paged reports whether
+// stored rows are hidden by that).
+func (m *Model) SetStored(p *Pages) Change {
+	if m.stored != nil && m.stored != p {
+		m.stored.Close()
+	}
+	m.stored = p
+	return Change{Reset: true}
+}
+
+// Stored returns the Pages set with SetStored, or nil.
+func (m *Model) Stored() *Pages { return m.stored }
+
+// Paged reports how many stored rows the Pages cover and whether they are shown (they
+// are not while sorted by a column other than #).
+func (m *Model) Paged() (rows int, shown bool) {
+	if m.stored == nil {
+		return 0, true
+	}
+	return m.stored.Len(), m.sortCol == ColID
+}
 
 // Total is the number of rows held, visible or not.
 func (m *Model) Total() int { return len(m.order) }
@@ -71,10 +109,17 @@ func (m *Model) Total() int { return len(m.order) }
 func (m *Model) Evicted() uint64 { return m.evicted }
 
 // At returns the visible row at display index i. The pointer stays valid until the next
-// call that changes the model; callers must not modify the row.
+// call that changes the model; callers must not modify the row. It returns nil for a
+// stored row whose page is not in memory yet (show a placeholder: the page is being
+// fetched and the Pages' OnPage callback fires when it arrives).
 func (m *Model) At(i int) *session.Summary {
 	if m.desc {
-		return m.view[len(m.view)-1-i]
+		i = m.Len() - 1 - i
+	}
+	if sn := m.storedLen(); i < sn {
+		return m.stored.At(i)
+	} else {
+		i -= sn
 	}
 	return m.view[i]
 }
@@ -88,15 +133,23 @@ func (m *Model) Get(id session.ID) (*session.Summary, bool) {
 // IndexOf returns the display index of id, or -1 when it is not visible.
 func (m *Model) IndexOf(id session.ID) int {
 	r, ok := m.rows[id]
-	if !ok {
-		return -1
-	}
-	i, found := m.search(r)
-	if !found {
-		return -1
+	var i int
+	if ok {
+		j, found := m.search(r)
+		if !found {
+			return -1
+		}
+		i = m.storedLen() + j
+	} else {
+		if m.storedLen() == 0 {
+			return -1
+		}
+		if i = m.stored.IndexOf(id); i < 0 {
+			return -1
+		}
 	}
 	if m.desc {
-		return len(m.view) - 1 - i
+		return m.Len() - 1 - i
 	}
 	return i
 }
@@ -284,7 +337,8 @@ func (m *Model) Selected() (session.ID, bool) { return m.selected, m.hasSelected
 // visible range, and returns the new display index, or -1 when nothing is visible. With
 // no visible selection it selects the first row (delta > 0) or the last (delta < 0).
 func (m *Model) Step(delta int) int {
-	if len(m.view) == 0 {
+	n := m.Len()
+	if n == 0 {
 		return -1
 	}
 	i := -1
@@ -295,19 +349,26 @@ func (m *Model) Step(delta int) int {
 	case i < 0 && delta >= 0:
 		i = 0
 	case i < 0:
-		i = len(m.view) - 1
+		i = n - 1
 	default:
-		i = min(max(i+delta, 0), len(m.view)-1)
+		i = min(max(i+delta, 0), n-1)
 	}
-	m.Select(m.At(i).ID)
+	if r := m.At(i); r != nil {
+		m.Select(r.ID)
+	}
 	return i
 }
 
-// VisibleIDs returns the ids of the visible rows in display order.
+// VisibleIDs returns the ids of the visible rows held in memory, in display order (the
+// stored pages are not included: read those from the store).
 func (m *Model) VisibleIDs() []session.ID {
 	ids := make([]session.ID, len(m.view))
 	for i := range ids {
-		ids[i] = m.At(i).ID
+		if m.desc {
+			ids[i] = m.view[len(m.view)-1-i].ID
+		} else {
+			ids[i] = m.view[i].ID
+		}
 	}
 	return ids
 }
