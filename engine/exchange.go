@@ -165,7 +165,11 @@ func (e *Engine) serveExchange(w http.ResponseWriter, r *http.Request) {
 	}
 	if !e.capture.Load() {
 		ctx := context.WithValue(r.Context(), exchangeKey{}, x)
-		e.up.proxy.ServeHTTP(w, r.WithContext(ctx))
+		r = r.WithContext(ctx)
+		if isExtendedConnectWS(r) {
+			w, r = h1UpgradeFor(w, r)
+		}
+		e.up.proxy.ServeHTTP(w, r)
 		return
 	}
 
@@ -201,7 +205,7 @@ func (e *Engine) serveExchange(w http.ResponseWriter, r *http.Request) {
 	}
 	e.publish(Event{Kind: EventBegin, Summary: inflight(s)})
 
-	if r.Body != nil && r.Body != http.NoBody {
+	if r.Body != nil && r.Body != http.NoBody && !isExtendedConnectWS(r) { // WebSocket streams are recorded as messages
 		x.reqBody = newCaptureBody(r.Body, e.cfg.CaptureLimit, func() http.Header { return r.Trailer })
 		x.reqBody.spill = e.newSpill(s.ID, "request")
 		r.Body = x.reqBody
@@ -236,13 +240,16 @@ func (e *Engine) serveExchange(w http.ResponseWriter, r *http.Request) {
 	if f.Request != r { // a hook replaced the request
 		r = f.Request.WithContext(ctx)
 	}
-	if r.Body != nil && r.Body != http.NoBody && r.Body != io.ReadCloser(x.reqBody) {
+	if r.Body != nil && r.Body != http.NoBody && r.Body != io.ReadCloser(x.reqBody) && !isExtendedConnectWS(r) {
 		// A hook replaced the body: capture what is really sent.
 		x.reqBody = newCaptureBody(r.Body, e.cfg.CaptureLimit, func() http.Header { return r.Trailer })
 		x.reqBody.spill = e.newSpill(s.ID, "request")
 		r.Body = x.reqBody
 	}
 	s.Request.Method, s.Request.URL, s.Request.Header = r.Method, x.publicURL(r), r.Header
+	if isExtendedConnectWS(r) {
+		w, r = h1UpgradeFor(w, r)
+	}
 	e.up.proxy.ServeHTTP(w, r)
 }
 
