@@ -2,7 +2,6 @@ package store
 
 import (
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -157,26 +156,6 @@ func decodeSummary(id session.ID, v []byte, sum *session.Summary, alias bool) (i
 		return 0, fmt.Errorf("session %d: %w", id, errBadRecord)
 	}
 	return stored, nil
-}
-
-// storedSession is what the sessions bucket keeps: the session without body data and
-// messages, which live in their own buckets.
-func encodeSessionMeta(ss *session.Session) ([]byte, error) {
-	c := *ss
-	c.Request.Body.Data = nil
-	if c.Request.Body.Spilled != "" {
-		c.Request.Body.Spilled = SpilledInStore
-	}
-	if ss.Response != nil {
-		r := *ss.Response
-		r.Body.Data = nil
-		if r.Body.Spilled != "" {
-			r.Body.Spilled = SpilledInStore
-		}
-		c.Response = &r
-	}
-	c.Messages = nil
-	return json.Marshal(&c)
 }
 
 // bodyKey is id ‖ part ‖ chunk.

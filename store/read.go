@@ -34,8 +34,8 @@ func loadSession(tx *bolt.Tx, id session.ID) (*session.Session, error) {
 	if v == nil {
 		return nil, fmt.Errorf("session %d: %w", id, ErrNotFound)
 	}
-	ss := new(session.Session)
-	if err := json.Unmarshal(v, ss); err != nil {
+	ss, err := decodeSessionMeta(v)
+	if err != nil {
 		return nil, fmt.Errorf("%w: session %d: %v", ErrCorrupt, id, err)
 	}
 	bodies := tx.Bucket(bBodies)

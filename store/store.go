@@ -111,6 +111,9 @@ type Store struct {
 	lastErr    atomic.Pointer[string]
 
 	frames frameWriter // HTTP/2 and HTTP/3 frames (frames.go)
+
+	// arena and scratch are the writer goroutine's reused buffers (buckets.arena).
+	arena, scratch []byte
 }
 
 type item struct {

@@ -591,7 +591,7 @@ func TestImportAllOrNothing(t *testing.T) {
 		t.Fatal("Import with a nil session: no error")
 	}
 	bad := testSession(0, 200, 0, 0)
-	bad.Request.Header = http.Header{"X": {string([]byte{0xff})}} // still valid JSON (replaced)
+	bad.Request.Header = http.Header{"X": {string([]byte{0xff})}} // stored as is
 	bad.Timings.ResponseDone = time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)
 	if _, err := s.Import([]*session.Session{testSession(0, 200, 0, 0), bad}); err == nil {
 		t.Fatal("Import of an unencodable session: no error")

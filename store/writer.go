@@ -76,7 +76,43 @@ func (s *Store) writer() {
 // buckets are the data buckets of one write transaction.
 type buckets struct {
 	meta, sums, sess, bodies, msgs, frames *bolt.Bucket
+
+	// arena holds keys and values put in this transaction: bbolt keeps references to
+	// them until the commit, so they are carved from it (see hold) rather than allocated
+	// one by one. The writer goroutine reuses its arena from one commit to the next.
+	arena []byte
+	// scratch is a reused encoding buffer; its bytes are copied into the arena.
+	scratch []byte
 }
+
+// hold returns n bytes of the arena, valid until the transaction ends.
+func (b *buckets) hold(n int) []byte {
+	if cap(b.arena)-len(b.arena) < n {
+		// A new block; the old one stays alive as long as bbolt references it.
+		b.arena = make([]byte, 0, max(arenaBlock, n))
+	}
+	i := len(b.arena)
+	b.arena = b.arena[:i+n]
+	return b.arena[i : i+n : i+n]
+}
+
+// bodyKey is bodyKey in the arena.
+func (b *buckets) bodyKey(id session.ID, part byte, chunk uint32) []byte {
+	k := b.hold(13)
+	binary.BigEndian.PutUint64(k, uint64(id))
+	k[8] = part
+	binary.BigEndian.PutUint32(k[9:], chunk)
+	return k
+}
+
+// holdCopy returns a copy of p in the arena.
+func (b *buckets) holdCopy(p []byte) []byte {
+	c := b.hold(len(p))
+	copy(c, p)
+	return c
+}
+
+const arenaBlock = 256 << 10
 
 func txBuckets(tx *bolt.Tx) *buckets {
 	return &buckets{
@@ -99,6 +135,8 @@ func (s *Store) commit(batch []*session.Session, clean bool) error {
 	err := guard(func() error {
 		return s.db.Update(func(tx *bolt.Tx) error {
 			b := txBuckets(tx)
+			b.arena, b.scratch = s.arena[:0], s.scratch
+			defer func() { s.arena, s.scratch = b.arena, b.scratch }()
 			// Ids grow, so appends fill pages fully.
 			b.sums.FillPercent, b.sess.FillPercent, b.bodies.FillPercent = 1, 1, 1
 			count = u64(b.meta.Get(kCount))
@@ -178,22 +216,24 @@ func (s *Store) evict(b *buckets, count uint64, total int64) (uint64, int64, boo
 
 // putSession writes ss into the buckets and returns its stored size.
 func putSession(b *buckets, ss *session.Session) (int64, error) {
-	key := idKey(ss.ID)
-	metaJSON, err := encodeSessionMeta(ss)
-	if err != nil {
+	if err := checkSessionMeta(ss); err != nil {
 		return 0, err
 	}
-	stored := int64(len(metaJSON)) + 8
-	if err := b.sess.Put(key, metaJSON); err != nil {
+	key := b.hold(8)
+	binary.BigEndian.PutUint64(key, uint64(ss.ID))
+	b.scratch = appendSessionMeta(b.scratch[:0], ss)
+	meta := b.holdCopy(b.scratch)
+	stored := int64(len(meta)) + 8
+	if err := b.sess.Put(key, meta); err != nil {
 		return 0, err
 	}
-	n, err := putBody(b.bodies, ss.ID, PartRequest, &ss.Request.Body)
+	n, err := putBody(b, ss.ID, PartRequest, &ss.Request.Body)
 	if err != nil {
 		return 0, err
 	}
 	stored += n
 	if ss.Response != nil {
-		n, err := putBody(b.bodies, ss.ID, PartResponse, &ss.Response.Body)
+		n, err := putBody(b, ss.ID, PartResponse, &ss.Response.Body)
 		if err != nil {
 			return 0, err
 		}
@@ -211,15 +251,17 @@ func putSession(b *buckets, ss *session.Session) (int64, error) {
 	}
 	sum := ss.Summarize()
 	sum.InFlight = false
-	rec := encodeSummary(nil, &sum, stored)
+	rec := encodeSummary(b.scratch[:0], &sum, stored)
 	stored += int64(len(rec)) + 8
 	rec = encodeSummary(rec[:0], &sum, stored)
-	return stored, b.sums.Put(key, rec)
+	b.scratch = rec
+	return stored, b.sums.Put(key, b.holdCopy(rec))
 }
 
 // putBody stores a body's captured bytes and, when the engine spilled the rest to a file
 // (Body.Spilled), the file's bytes after them, in chunks.
-func putBody(bk *bolt.Bucket, id session.ID, part byte, body *session.Body) (int64, error) {
+func putBody(b *buckets, id session.ID, part byte, body *session.Body) (int64, error) {
+	bk := b.bodies
 	var n int64
 	data := body.Data
 	i := uint32(0)
@@ -227,7 +269,7 @@ func putBody(bk *bolt.Bucket, id session.ID, part byte, body *session.Body) (int
 		c := data[:min(len(data), chunkSize)]
 		data = data[len(c):]
 		// bbolt keeps the value until commit; the session is immutable, so no copy.
-		if err := bk.Put(bodyKey(id, part, i), c); err != nil {
+		if err := bk.Put(b.bodyKey(id, part, i), c); err != nil {
 			return 0, err
 		}
 		n += int64(len(c)) + 13

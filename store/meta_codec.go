@@ -1,0 +1,370 @@
+package store
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"time"
+
+	"inspector/engine/session"
+)
+
+// Session records
+//
+// The sessions bucket holds each session without body bytes and WebSocket messages (they
+// live in the bodies and messages buckets). Two record formats exist:
+//
+//   - metaFormatBinary (first byte 0x02): the current one, written by appendSessionMeta.
+//     After the format byte come the fields in a fixed order: strings and byte slices as
+//     uvarint length ‖ bytes, integers as (u)varints, booleans as one byte, times as
+//     uvarint(nanosecond+1) ‖ varint(Unix seconds) or a single 0 for the zero time,
+//     optional parts (TLS, Response, Error) behind a presence byte, headers as
+//     uvarint(keys) then per key: name, uvarint(values), values. Decoding copies every
+//     string, so the result does not alias bbolt's memory.
+//   - JSON (first byte '{'): what schema 1 stores wrote before the binary form existed;
+//     still read, never written.
+//
+// A field added to session.Session must be added to both appendSessionMeta and
+// decodeSessionMeta (TestMetaCodecCoversEveryField fails until it is).
+const metaFormatBinary = 2
+
+var errBadMeta = errors.New("malformed session record")
+
+// errTimeRange: a time the JSON and HAR outputs could not write (RFC 3339 needs years
+// 0–9999), refused when storing so every stored session can be exported.
+var errTimeRange = errors.New("session has a time outside the years 0-9999")
+
+const (
+	minUnix = -62167219200 // 0000-01-01T00:00:00Z
+	maxUnix = 253402300799 // 9999-12-31T23:59:59Z
+)
+
+func timeInRange(t time.Time) bool {
+	u := t.Unix()
+	return t.IsZero() || (u >= minUnix && u <= maxUnix)
+}
+
+// checkSessionMeta reports errTimeRange when a time of ss cannot be exported.
+func checkSessionMeta(ss *session.Session) error {
+	t := &ss.Timings
+	for _, tm := range [...]time.Time{ss.Started, t.ClientConnected, t.ClientTLSDone,
+		t.RequestHeaders, t.RequestDone, t.DNSStart, t.DNSDone, t.ConnectStart,
+		t.ConnectDone, t.UpstreamTLSDone, t.RequestSent, t.FirstByte, t.ResponseDone} {
+		if !timeInRange(tm) {
+			return errTimeRange
+		}
+	}
+	return nil
+}
+
+// appendSessionMeta appends the binary record of ss (body bytes and messages left out;
+// a spilled body's reference becomes SpilledInStore) to dst. Call checkSessionMeta
+// first: this encodes any time, the readers of the store need years 0–9999.
+func appendSessionMeta(dst []byte, ss *session.Session) []byte {
+	dst = append(dst, metaFormatBinary)
+	dst = binary.AppendUvarint(dst, uint64(ss.ID))
+	dst = binary.AppendUvarint(dst, uint64(ss.ReplayOf))
+	dst = appendTime(dst, ss.Started)
+	dst = appendConn(dst, &ss.Client)
+	dst = appendConn(dst, &ss.Upstream)
+	r := &ss.Request
+	dst = appendStr(dst, r.Method)
+	dst = appendStr(dst, r.URL)
+	dst = appendStr(dst, r.Proto)
+	dst = appendHeader(dst, r.Header)
+	dst = appendHeader(dst, r.Trailer)
+	dst = appendBodyMeta(dst, &r.Body)
+	dst = binary.AppendVarint(dst, r.HeadSize)
+	if p := ss.Response; p == nil {
+		dst = append(dst, 0)
+	} else {
+		dst = append(dst, 1)
+		dst = binary.AppendVarint(dst, int64(p.Status))
+		dst = appendStr(dst, p.Reason)
+		dst = appendStr(dst, p.Proto)
+		dst = appendHeader(dst, p.Header)
+		dst = appendHeader(dst, p.Trailer)
+		dst = appendBodyMeta(dst, &p.Body)
+		dst = binary.AppendVarint(dst, p.HeadSize)
+	}
+	t := &ss.Timings
+	for _, tm := range [...]time.Time{t.ClientConnected, t.ClientTLSDone, t.RequestHeaders,
+		t.RequestDone, t.DNSStart, t.DNSDone, t.ConnectStart, t.ConnectDone,
+		t.UpstreamTLSDone, t.RequestSent, t.FirstByte, t.ResponseDone} {
+		dst = appendTime(dst, tm)
+	}
+	if e := ss.Error; e == nil {
+		dst = append(dst, 0)
+	} else {
+		dst = append(dst, 1)
+		dst = appendStr(dst, string(e.Phase))
+		dst = appendStr(dst, string(e.Side))
+		dst = appendStr(dst, e.Proto)
+		dst = appendStr(dst, e.Message)
+	}
+	dst = binary.AppendUvarint(dst, uint64(ss.Flags))
+	dst = appendStr(dst, ss.Mark)
+	dst = appendStr(dst, ss.Comment)
+	return dst
+}
+
+func appendBytes(dst []byte, b []byte) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(b)))
+	return append(dst, b...)
+}
+
+func appendBool(dst []byte, b bool) []byte {
+	if b {
+		return append(dst, 1)
+	}
+	return append(dst, 0)
+}
+
+func appendTime(dst []byte, t time.Time) []byte {
+	if t.IsZero() {
+		return append(dst, 0)
+	}
+	dst = binary.AppendUvarint(dst, uint64(t.Nanosecond())+1)
+	return binary.AppendVarint(dst, t.Unix())
+}
+
+func appendConn(dst []byte, c *session.Conn) []byte {
+	dst = appendStr(dst, c.Addr)
+	dst = appendStr(dst, c.Proto)
+	dst = binary.AppendUvarint(dst, c.ConnID)
+	dst = appendBool(dst, c.Reused)
+	dst = appendStr(dst, c.ProtoReason)
+	if c.TLS == nil {
+		return append(dst, 0)
+	}
+	dst = append(dst, 1)
+	t := c.TLS
+	dst = appendStr(dst, t.Version)
+	dst = appendStr(dst, t.CipherSuite)
+	dst = appendStr(dst, t.ServerName)
+	dst = appendStr(dst, t.ALPN)
+	dst = appendBool(dst, t.Resumed)
+	dst = binary.AppendUvarint(dst, uint64(len(t.Certificates)))
+	for _, c := range t.Certificates {
+		dst = appendBytes(dst, c)
+	}
+	return dst
+}
+
+func appendHeader(dst []byte, h http.Header) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(h)))
+	for k, vs := range h {
+		dst = appendStr(dst, k)
+		dst = binary.AppendUvarint(dst, uint64(len(vs)))
+		for _, v := range vs {
+			dst = appendStr(dst, v)
+		}
+	}
+	return dst
+}
+
+func appendBodyMeta(dst []byte, b *session.Body) []byte {
+	dst = binary.AppendVarint(dst, b.Size)
+	dst = appendBool(dst, b.Truncated)
+	spilled := b.Spilled
+	if spilled != "" {
+		spilled = SpilledInStore
+	}
+	return appendStr(dst, spilled)
+}
+
+// metaReader decodes a binary record; any malformation sets err and yields zero values.
+type metaReader struct {
+	b   []byte
+	err bool
+}
+
+func (r *metaReader) fail() { r.err, r.b = true, nil }
+
+func (r *metaReader) uvarint() uint64 {
+	v, n := binary.Uvarint(r.b)
+	if n <= 0 {
+		r.fail()
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *metaReader) varint() int64 {
+	v, n := binary.Varint(r.b)
+	if n <= 0 {
+		r.fail()
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *metaReader) byte1() byte {
+	if len(r.b) == 0 {
+		r.fail()
+		return 0
+	}
+	c := r.b[0]
+	r.b = r.b[1:]
+	return c
+}
+
+func (r *metaReader) bool() bool { return r.byte1() == 1 }
+
+func (r *metaReader) bytes() []byte {
+	n := r.uvarint()
+	if n > uint64(len(r.b)) {
+		r.fail()
+		return nil
+	}
+	p := r.b[:n]
+	r.b = r.b[n:]
+	return p
+}
+
+func (r *metaReader) str() string {
+	p := r.bytes()
+	if len(p) == 0 {
+		return ""
+	}
+	return string(p)
+}
+
+// count reads a length that must fit in what is left (each element takes ≥ 1 byte), so a
+// damaged record cannot make the decoder allocate much.
+func (r *metaReader) count() int {
+	n := r.uvarint()
+	if n > uint64(len(r.b)) {
+		r.fail()
+		return 0
+	}
+	return int(n)
+}
+
+func (r *metaReader) time() time.Time {
+	ns := r.uvarint()
+	if ns == 0 {
+		return time.Time{}
+	}
+	sec := r.varint()
+	if ns > 1e9 {
+		r.fail()
+		return time.Time{}
+	}
+	return time.Unix(sec, int64(ns-1))
+}
+
+func (r *metaReader) conn(c *session.Conn) {
+	c.Addr = r.str()
+	c.Proto = r.str()
+	c.ConnID = r.uvarint()
+	c.Reused = r.bool()
+	c.ProtoReason = r.str()
+	if !r.bool() {
+		return
+	}
+	t := &session.TLSInfo{}
+	t.Version = r.str()
+	t.CipherSuite = r.str()
+	t.ServerName = r.str()
+	t.ALPN = r.str()
+	t.Resumed = r.bool()
+	if n := r.count(); n > 0 {
+		t.Certificates = make([][]byte, n)
+		for i := range t.Certificates {
+			t.Certificates[i] = append([]byte(nil), r.bytes()...)
+		}
+	}
+	c.TLS = t
+}
+
+func (r *metaReader) header() http.Header {
+	n := r.count()
+	if n == 0 {
+		return nil
+	}
+	h := make(http.Header, n)
+	for range n {
+		k := r.str()
+		m := r.count()
+		var vs []string
+		if m > 0 {
+			vs = make([]string, m)
+			for j := range vs {
+				vs[j] = r.str()
+			}
+		}
+		h[k] = vs
+	}
+	return h
+}
+
+func (r *metaReader) body(b *session.Body) {
+	b.Size = r.varint()
+	b.Truncated = r.bool()
+	b.Spilled = r.str()
+}
+
+// decodeSessionMeta decodes a sessions-bucket record of either format into a fresh
+// Session; it never aliases v.
+func decodeSessionMeta(v []byte) (*session.Session, error) {
+	ss := new(session.Session)
+	if len(v) > 0 && v[0] == '{' {
+		if err := json.Unmarshal(v, ss); err != nil {
+			return nil, err
+		}
+		return ss, nil
+	}
+	if len(v) == 0 || v[0] != metaFormatBinary {
+		return nil, errBadMeta
+	}
+	r := &metaReader{b: v[1:]}
+	ss.ID = session.ID(r.uvarint())
+	ss.ReplayOf = session.ID(r.uvarint())
+	ss.Started = r.time()
+	r.conn(&ss.Client)
+	r.conn(&ss.Upstream)
+	q := &ss.Request
+	q.Method = r.str()
+	q.URL = r.str()
+	q.Proto = r.str()
+	q.Header = r.header()
+	q.Trailer = r.header()
+	r.body(&q.Body)
+	q.HeadSize = r.varint()
+	if r.bool() {
+		p := &session.Response{}
+		p.Status = int(r.varint())
+		p.Reason = r.str()
+		p.Proto = r.str()
+		p.Header = r.header()
+		p.Trailer = r.header()
+		r.body(&p.Body)
+		p.HeadSize = r.varint()
+		ss.Response = p
+	}
+	t := &ss.Timings
+	for _, tm := range [...]*time.Time{&t.ClientConnected, &t.ClientTLSDone, &t.RequestHeaders,
+		&t.RequestDone, &t.DNSStart, &t.DNSDone, &t.ConnectStart, &t.ConnectDone,
+		&t.UpstreamTLSDone, &t.RequestSent, &t.FirstByte, &t.ResponseDone} {
+		*tm = r.time()
+	}
+	if r.bool() {
+		ss.Error = &session.Error{
+			Phase:   session.Phase(r.str()),
+			Side:    session.Side(r.str()),
+			Proto:   r.str(),
+			Message: r.str(),
+		}
+	}
+	ss.Flags = session.Flags(r.uvarint())
+	ss.Mark = r.str()
+	ss.Comment = r.str()
+	if r.err || len(r.b) != 0 {
+		return nil, errBadMeta
+	}
+	return ss, nil
+}

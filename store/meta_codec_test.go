@@ -1,0 +1,244 @@
+package store
+
+import (
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"reflect"
+	"testing"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"inspector/engine/session"
+)
+
+// fillAll sets every field reachable from v (strings, numbers, booleans, times, pointers,
+// slices, maps) to a non-zero value derived from n, so a field the codec forgets shows.
+func fillAll(v reflect.Value, n *int) {
+	*n++
+	switch v.Kind() {
+	case reflect.String:
+		v.SetString("v" + string(rune('a'+*n%26)) + string(rune('A'+*n%26)))
+	case reflect.Int, reflect.Int64, reflect.Int32:
+		v.SetInt(int64(*n * 1000003))
+	case reflect.Uint64, reflect.Uint32, reflect.Uint:
+		v.SetUint(uint64(*n*7919 + 1))
+	case reflect.Float64:
+		v.SetFloat(float64(*n) + 0.25)
+	case reflect.Bool:
+		v.SetBool(true)
+	case reflect.Pointer:
+		v.Set(reflect.New(v.Type().Elem()))
+		fillAll(v.Elem(), n)
+	case reflect.Slice:
+		s := reflect.MakeSlice(v.Type(), 2, 2)
+		for i := range 2 {
+			fillAll(s.Index(i), n)
+		}
+		v.Set(s)
+	case reflect.Map:
+		m := reflect.MakeMap(v.Type())
+		for range 2 {
+			k := reflect.New(v.Type().Key()).Elem()
+			fillAll(k, n)
+			e := reflect.New(v.Type().Elem()).Elem()
+			fillAll(e, n)
+			m.SetMapIndex(k, e)
+		}
+		v.Set(m)
+	case reflect.Struct:
+		if v.Type() == reflect.TypeFor[time.Time]() {
+			v.Set(reflect.ValueOf(time.Date(2026, 11, 30, 7, 0, *n, *n*1001, time.FixedZone("X", 3600))))
+			return
+		}
+		for i := range v.NumField() {
+			if v.Type().Field(i).IsExported() {
+				fillAll(v.Field(i), n)
+			}
+		}
+	}
+}
+
+// utcAll converts every time.Time reachable from v to UTC, so values decoded in
+// different zones compare equal with reflect.DeepEqual.
+func utcAll(v reflect.Value) {
+	switch v.Kind() {
+	case reflect.Pointer:
+		if !v.IsNil() {
+			utcAll(v.Elem())
+		}
+	case reflect.Slice:
+		for i := range v.Len() {
+			utcAll(v.Index(i))
+		}
+	case reflect.Struct:
+		if v.Type() == reflect.TypeFor[time.Time]() {
+			v.Set(reflect.ValueOf(v.Interface().(time.Time).UTC()))
+			return
+		}
+		for i := range v.NumField() {
+			if v.Type().Field(i).IsExported() {
+				utcAll(v.Field(i))
+			}
+		}
+	}
+}
+
+// storedForm is what a record of ss must decode to: no body bytes, no messages, a
+// spilled body's reference replaced by SpilledInStore.
+func storedForm(t *testing.T, ss *session.Session) *session.Session {
+	t.Helper()
+	c := ss.Clone()
+	c.Request.Body.Data = nil
+	if c.Request.Body.Spilled != "" {
+		c.Request.Body.Spilled = SpilledInStore
+	}
+	if c.Response != nil {
+		c.Response.Body.Data = nil
+		if c.Response.Body.Spilled != "" {
+			c.Response.Body.Spilled = SpilledInStore
+		}
+	}
+	c.Messages = nil
+	utcAll(reflect.ValueOf(c))
+	return c
+}
+
+func TestMetaCodecCoversEveryField(t *testing.T) {
+	ss := new(session.Session)
+	n := 0
+	fillAll(reflect.ValueOf(ss).Elem(), &n)
+	rec := appendSessionMeta(nil, ss)
+	got, err := decodeSessionMeta(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	utcAll(reflect.ValueOf(got))
+	want := storedForm(t, ss)
+	if !reflect.DeepEqual(got, want) {
+		gj, _ := json.Marshal(got)
+		wj, _ := json.Marshal(want)
+		t.Fatalf("round trip differs (a Session field missing from the codec?)\n got %s\nwant %s", gj, wj)
+	}
+	// The zero session (nil Response, TLS and Error, zero times) round-trips too.
+	z := &session.Session{ID: 9}
+	got, err = decodeSessionMeta(appendSessionMeta(nil, z))
+	if err != nil || !reflect.DeepEqual(got, z) {
+		t.Fatalf("zero session: %+v, %v", got, err)
+	}
+}
+
+func TestMetaCodecReadsJSONRecords(t *testing.T) {
+	ss := new(session.Session)
+	n := 0
+	fillAll(reflect.ValueOf(ss).Elem(), &n)
+	want := storedForm(t, ss)
+	old, err := json.Marshal(want) // the format stores wrote before the binary one
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := decodeSessionMeta(old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	utcAll(reflect.ValueOf(got))
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("JSON record decoded differently:\n got %+v\nwant %+v", got, want)
+	}
+}
+
+// TestMetaCodecDamage: every truncation and a wrong format byte fail with an error, never
+// a panic or a half-filled session.
+func TestMetaCodecDamage(t *testing.T) {
+	ss := new(session.Session)
+	n := 0
+	fillAll(reflect.ValueOf(ss).Elem(), &n)
+	rec := appendSessionMeta(nil, ss)
+	for i := range len(rec) {
+		if got, err := decodeSessionMeta(rec[:i]); err == nil {
+			t.Fatalf("truncated to %d of %d bytes: decoded %+v", i, len(rec), got)
+		}
+	}
+	if _, err := decodeSessionMeta(append(rec, 0)); !errors.Is(err, errBadMeta) {
+		t.Fatalf("trailing byte: %v", err)
+	}
+	bad := append([]byte{7}, rec[1:]...)
+	if _, err := decodeSessionMeta(bad); !errors.Is(err, errBadMeta) {
+		t.Fatalf("unknown format byte: %v", err)
+	}
+}
+
+func FuzzDecodeSessionMeta(f *testing.F) {
+	ss := new(session.Session)
+	n := 0
+	fillAll(reflect.ValueOf(ss).Elem(), &n)
+	f.Add(appendSessionMeta(nil, ss))
+	f.Add(appendSessionMeta(nil, &session.Session{ID: 1}))
+	f.Add([]byte(`{"id":1}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		got, err := decodeSessionMeta(b)
+		if err != nil || len(b) == 0 || b[0] != metaFormatBinary {
+			return
+		}
+		// What decodes re-encodes to a record that decodes to the same session.
+		again, err := decodeSessionMeta(appendSessionMeta(nil, got))
+		if err != nil {
+			t.Fatalf("re-encoded record fails: %v", err)
+		}
+		want := storedForm(t, got)
+		utcAll(reflect.ValueOf(again))
+		if !reflect.DeepEqual(want, again) {
+			t.Fatalf("re-encoding changed the session:\n%+v\n%+v", got, again)
+		}
+	})
+}
+
+// TestStoreReadsJSONSessionRecords: a file whose sessions bucket holds JSON records (as
+// written before the binary form) still opens and Get returns them in full.
+func TestStoreReadsJSONSessionRecords(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "sessions.db")
+	s, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ss := smallSession(s.NextID())
+	if !s.Put(ss) {
+		t.Fatal("put refused")
+	}
+	if err := s.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	want, err := s.Get(ss.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Rewrite the record the old way.
+	old, err := json.Marshal(storedForm(t, want))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.db.Update(func(tx *bolt.Tx) error {
+		return tx.Bucket(bSessions).Put(idKey(ss.ID), old)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err = Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	got, err := s.Get(ss.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	utcAll(reflect.ValueOf(got))
+	utcAll(reflect.ValueOf(want))
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("JSON record read back differently:\n got %+v\nwant %+v", got, want)
+	}
+}
