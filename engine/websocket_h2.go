@@ -115,16 +115,19 @@ func (h *h2WSWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 }
 
 // h2StreamConn is one extended CONNECT stream as a net.Conn. Read is called from one
-// goroutine and Write from another (ReverseProxy's two copiers); Close from either.
+// goroutine and Write from another (ReverseProxy's two copiers); Close from any. The
+// proxy closes the conn before its handler returns but may leave a copier running, so
+// Close waits for a Write in progress and later Writes fail: nothing touches the h2
+// ResponseWriter once the handler has returned.
 type h2StreamConn struct {
 	w      http.ResponseWriter
 	rc     *http.ResponseController
 	stream io.ReadCloser
 
+	mu      sync.Mutex
+	closed  bool
 	head    []byte // the response head while it is incomplete
 	started bool   // the 200 has been sent; later writes are stream data
-
-	closeOnce sync.Once
 }
 
 // maxWSHead bounds the buffered response head.
@@ -133,6 +136,11 @@ const maxWSHead = 64 << 10
 func (c *h2StreamConn) Read(p []byte) (int, error) { return c.stream.Read(p) }
 
 func (c *h2StreamConn) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return 0, net.ErrClosed
+	}
 	if !c.started {
 		c.head = append(c.head, p...)
 		i := bytes.Index(c.head, []byte("\r\n\r\n"))
@@ -168,9 +176,15 @@ func (c *h2StreamConn) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// Close ends the client→origin side; the h2 stream itself ends when the handler returns.
+// Close ends the client→origin side and stops writes; the h2 stream itself ends when
+// the handler returns.
 func (c *h2StreamConn) Close() error {
-	c.closeOnce.Do(func() { c.stream.Close() })
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.closed {
+		c.closed = true
+		c.stream.Close()
+	}
 	return nil
 }
 

@@ -77,7 +77,7 @@ func h2WSStream(t *testing.T, p *enginetest.Proxy, target string) (*http.Respons
 }
 
 func TestWebSocketOverH2ExtendedConnect(t *testing.T) {
-	for _, kind := range []string{enginetest.OriginH1Plain, enginetest.OriginH1TLS} {
+	for _, kind := range []string{enginetest.OriginH1Plain, enginetest.OriginH1TLS, enginetest.OriginH2TLS} {
 		t.Run(kind, func(t *testing.T) {
 			enginetest.RequireNoLeaks(t)
 			o := enginetest.StartOrigin(t, kind, nil)
