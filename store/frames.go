@@ -19,8 +19,10 @@ import (
 //
 // HTTP/2 and HTTP/3 frames arrive apart from their session (the engine delivers them when
 // a stream ends, once per leg) and are kept in the frames bucket as batches:
-// id ‖ uint32 seq → a compact binary batch (frames_codec.go). PutFrames queues them without blocking; a
-// frames goroutine commits the queue about every frameCommitEvery. A batch for a session
+// id ‖ uint32 seq → a compact binary batch (frames_codec.go). PutFrames queues them
+// without blocking. Frames queued when their session is committed go into the session
+// writer's transaction (takeFrames); a frames goroutine commits the rest (frames that
+// arrive after their session) about every frameCommitEvery. A batch for a session
 // not committed yet waits for it (up to frameWaitMax); a batch for a session that was
 // deleted or evicted is dropped. Deleting a session deletes its frames (deleteSession).
 // Frames do not count towards Options.MaxBytes.
@@ -82,6 +84,41 @@ func (s *Store) PutFrames(id session.ID, frames []session.Frame) bool {
 	p.frames = append(p.frames, frames...)
 	w.n += len(frames)
 	return true
+}
+
+// takeFrames removes and returns the queued frames of the sessions in batch, in batch
+// order (nil entries for sessions without frames), so the writer stores them in the
+// transaction that stores their sessions. It returns nil when none of them has frames.
+func (w *frameWriter) takeFrames(batch []*session.Session, out [][]session.Frame) [][]session.Frame {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.pending) == 0 {
+		return nil
+	}
+	found := false
+	for _, ss := range batch {
+		var f []session.Frame
+		if p := w.pending[ss.ID]; p != nil {
+			delete(w.pending, ss.ID)
+			w.n -= len(p.frames)
+			f, found = p.frames, true
+		}
+		out = append(out, f)
+	}
+	if !found {
+		return nil
+	}
+	return out
+}
+
+// putNewFrames stores frames of a session put in this same transaction (so it has no
+// stored batch yet: sequence 0).
+func putNewFrames(b *buckets, id session.ID, frames []session.Frame) error {
+	b.scratch = appendFrames(b.scratch[:0], frames)
+	key := b.hold(12)
+	binary.BigEndian.PutUint64(key, uint64(id))
+	binary.BigEndian.PutUint32(key[8:], 0)
+	return b.frames.Put(key, b.holdCopy(b.scratch))
 }
 
 // FlushFrames commits the queued frames of sessions already committed and returns when

@@ -108,3 +108,40 @@ func TestPutFramesBadInput(t *testing.T) {
 		t.Error("PutFrames after Close accepted")
 	}
 }
+
+// TestFramesQueuedBeforeTheirSessionShareItsCommit: frames queued before their session is
+// put are committed by the session writer with it (Flush alone makes them readable), and
+// frames arriving later still get a batch of their own after the first.
+func TestFramesQueuedBeforeTheirSessionShareItsCommit(t *testing.T) {
+	s := openTest(t, filepath.Join(t.TempDir(), "s.db"), Options{})
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	ids := []session.ID{s.NextID(), s.NextID(), s.NextID()}
+	s.PutFrames(ids[0], testFrames("upstream", t0, 3))
+	s.PutFrames(ids[2], testFrames("upstream", t0, 5))
+	for _, id := range ids {
+		if !s.Put(testSession(id, 200, 1, 1)) {
+			t.Fatal("Put refused")
+		}
+	}
+	if err := s.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []int{3, 0, 5} {
+		got, err := s.Frames(ids[i])
+		if err != nil || len(got) != want {
+			t.Fatalf("session %d after Flush: %d frames (%v), want %d", ids[i], len(got), err, want)
+		}
+	}
+	// A late batch goes through the frames goroutine and lands after the first one.
+	s.PutFrames(ids[0], testFrames("client", t0.Add(time.Second), 2))
+	if err := s.FlushFrames(); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Frames(ids[0])
+	if err != nil || len(got) != 5 || got[4].Leg != "client" {
+		t.Fatalf("after the late batch: %d frames, %v", len(got), err)
+	}
+	if n := s.FramesDropped(); n != 0 {
+		t.Fatalf("%d frames dropped", n)
+	}
+}

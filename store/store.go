@@ -114,6 +114,7 @@ type Store struct {
 
 	// arena and scratch are the writer goroutine's reused buffers (buckets.arena).
 	arena, scratch []byte
+	framesBuf      [][]session.Frame
 }
 
 type item struct {

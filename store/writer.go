@@ -131,6 +131,7 @@ func (s *Store) commit(batch []*session.Session, clean bool) error {
 	var count uint64
 	var total int64
 	var reserved uint64
+	var frames [][]session.Frame // queued frames of batch[i], stored with it
 	over := false
 	err := guard(func() error {
 		return s.db.Update(func(tx *bolt.Tx) error {
@@ -142,7 +143,11 @@ func (s *Store) commit(batch []*session.Session, clean bool) error {
 			count = u64(b.meta.Get(kCount))
 			total = int64(u64(b.meta.Get(kBytes)))
 			committed := u64(b.meta.Get(kCommitted))
-			for _, ss := range batch {
+			frames = s.frames.takeFrames(batch, s.framesBuf[:0])
+			if frames != nil {
+				b.frames.FillPercent = 1
+			}
+			for i, ss := range batch {
 				if old, ok, err := deleteSession(b, ss.ID); err != nil {
 					return err
 				} else if ok {
@@ -156,6 +161,11 @@ func (s *Store) commit(batch []*session.Session, clean bool) error {
 				count++
 				total += n
 				committed = max(committed, uint64(ss.ID))
+				if frames != nil && len(frames[i]) > 0 {
+					if err := putNewFrames(b, ss.ID, frames[i]); err != nil {
+						return fmt.Errorf("frames of session %d: %w", ss.ID, err)
+					}
+				}
 			}
 			var err error
 			count, total, over, err = s.evict(b, count, total)
@@ -173,6 +183,15 @@ func (s *Store) commit(batch []*session.Session, clean bool) error {
 		})
 	})
 	removeSpills(batch)
+	if frames != nil {
+		if err != nil {
+			for _, f := range frames {
+				s.frames.dropped.Add(uint64(len(f)))
+			}
+		}
+		clear(frames)
+		s.framesBuf = frames[:0]
+	}
 	if err != nil {
 		s.dropped.Add(uint64(len(batch)))
 		s.setErr(err)
