@@ -148,11 +148,14 @@ func (s *Store) commit(batch []*session.Session, clean bool) error {
 				b.frames.FillPercent = 1
 			}
 			for i, ss := range batch {
-				if old, ok, err := deleteSession(b, ss.ID); err != nil {
-					return err
-				} else if ok {
-					count--
-					total -= old
+				// Every stored id is ≤ committed, so a larger id needs no delete.
+				if uint64(ss.ID) <= committed {
+					if old, ok, err := deleteSession(b, ss.ID); err != nil {
+						return err
+					} else if ok {
+						count--
+						total -= old
+					}
 				}
 				n, err := putSession(b, ss)
 				if err != nil {
