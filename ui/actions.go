@@ -42,7 +42,25 @@ func (u *UI) exportIDs(scope Scope) ([]session.ID, error) {
 		}
 		return []session.ID{id}, nil
 	case ScopeFiltered:
-		return u.model.VisibleIDs(), nil
+		var ids []session.ID
+		if p := u.model.Stored(); p != nil && p.Len() > 0 && u.deps.Store != nil {
+			// The matching stored sessions older than the rows held.
+			var after session.ID
+			for {
+				page, err := u.deps.Store.List(store.Query{Filter: p.Filter(), After: after, Before: p.Hi() + 1, Limit: 10_000})
+				if err != nil {
+					return nil, err
+				}
+				for _, r := range page {
+					ids = append(ids, r.ID)
+				}
+				if len(page) < 10_000 {
+					break
+				}
+				after = page[len(page)-1].ID
+			}
+		}
+		return append(ids, u.model.VisibleIDs()...), nil
 	}
 	if u.deps.Store == nil {
 		u.model.SetFilter(nil)
@@ -271,8 +289,14 @@ func (u *UI) DeleteSelected() {
 	delete(u.recent, id)
 	u.changed(u.model.Delete(id))
 	u.list.table.UnselectAll()
+	if p := u.model.Stored(); p != nil && id <= p.Hi() {
+		u.rebuildPages() // a paged row: its pages shift
+		return
+	}
 	if n := u.model.Len(); n > 0 && next >= 0 {
-		u.SelectID(u.model.At(min(next, n-1)).ID)
+		if r := u.model.At(min(next, n-1)); r != nil {
+			u.SelectID(r.ID)
+		}
 	}
 }
 
@@ -296,6 +320,9 @@ func (u *UI) Clear() {
 	u.rorder = nil
 	u.model.Unselect()
 	u.list.table.UnselectAll()
+	u.windowLo, u.windowFull = 0, false
+	u.model.SetStored(nil)
+	u.pagesGen++
 	u.changed(u.model.Replace(nil))
 	if u.deps.Engine != nil {
 		u.changed(u.model.Upsert(u.deps.Engine.InFlight()))

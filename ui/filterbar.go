@@ -113,9 +113,23 @@ func (f *filterBar) apply() {
 	f.expr = expr
 	f.storeMatches = nil
 	if needed || hadNeeded {
-		f.u.Reload() // the store evaluates header:/body: over every stored session
+		f.u.reload() // the store evaluates header:/body: over every stored session
 	}
 	f.rematch()
+}
+
+// storeExpr is the filter as one expression for the store: the expression AND the quick
+// text as a quoted phrase (a URL substring, as the quick field matches). nil: everything.
+func (f *filterBar) storeExpr() (*filter.Expr, error) {
+	q := f.quickText
+	if q == "" {
+		return f.expr, nil
+	}
+	src := `"` + strings.ReplaceAll(strings.ReplaceAll(q, `\`, `\\`), `"`, `\"`) + `"`
+	if f.expr != nil {
+		src = "(" + f.expr.String() + ") " + src
+	}
+	return filter.Parse(src)
 }
 
 func (f *filterBar) showError(text string, err error) {
@@ -136,6 +150,7 @@ func (f *filterBar) showError(text string, err error) {
 // rematch installs the combined matcher on the model.
 func (f *filterBar) rematch() {
 	expr, quick := f.expr, f.quickText
+	defer f.u.rebuildPages() // the stored pages follow the same filter
 	if expr == nil && quick == "" {
 		f.u.changed(f.u.model.SetFilter(nil))
 		f.u.list.reselect()

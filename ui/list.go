@@ -55,6 +55,9 @@ func newSessionList(u *UI) *sessionList {
 			return
 		}
 		r := u.model.At(id.Row)
+		if r == nil {
+			return // its page is still loading
+		}
 		if !l.suppress && id.Row != u.model.Len()-1 {
 			u.follow.SetChecked(false)
 		}
@@ -76,6 +79,14 @@ func (l *sessionList) updateCell(id widget.TableCellID, o fyne.CanvasObject) {
 		return
 	}
 	r := l.u.model.At(id.Row)
+	if r == nil {
+		// A stored row whose page is being fetched: a placeholder until it arrives.
+		if lb.Text != "…" {
+			lb.Importance, lb.TextStyle, lb.Text = widget.LowImportance, fyne.TextStyle{}, "…"
+			lb.Refresh()
+		}
+		return
+	}
 	c := l.cols[id.Col]
 	class := viewmodel.StatusClass(r)
 	imp := widget.MediumImportance

@@ -73,9 +73,17 @@ func (s *statusBar) update() {
 		parts = append(parts, "No proxy running (viewer)")
 	}
 	m := s.u.model
+	paged, pagedShown := m.Paged()
 	count := fmt.Sprintf("%d sessions", m.Total())
 	if m.Len() != m.Total() {
 		count = fmt.Sprintf("%d of %d sessions shown", m.Len(), m.Total())
+	}
+	if paged > 0 && pagedShown {
+		count = fmt.Sprintf("%d sessions shown (%d in memory, older ones paged from the store)", m.Len(), m.Total())
+	} else if paged > 0 {
+		col, _ := m.Sort()
+		count += fmt.Sprintf(" (sorted by %s over the newest %d only; sort by # to page through %d older ones)",
+			viewmodel.Columns[col].Title, m.Total(), paged)
 	}
 	if s.rate > 0 {
 		count += fmt.Sprintf(" (%.1f/s)", s.rate)
@@ -93,7 +101,7 @@ func (s *statusBar) update() {
 	} else {
 		parts = append(parts, "not stored")
 	}
-	if ev := m.Evicted(); ev > 0 {
+	if ev := m.Evicted(); ev > 0 && paged == 0 {
 		parts = append(parts, fmt.Sprintf("%d older sessions not loaded", ev))
 	}
 	if s.u.loadErr != nil {

@@ -92,6 +92,9 @@ type Deps struct {
 	MaxRows int
 	// Debug drives breakpoints, the composer and replay; nil disables them.
 	Debug Debugger
+	// Post runs f on the UI goroutine; fyne.Do when nil. Background work (paging the
+	// store) hands its results over with it; tests set it to run them on the test goroutine.
+	Post func(f func())
 }
 
 // recentCap is how many completed sessions are kept in memory for the detail pane while
@@ -121,6 +124,12 @@ type UI struct {
 	debug *debugViews
 	// loadErr is the last error loading from the store, shown in the status bar.
 	loadErr error
+
+	// The rows held in memory are the newest MaxRows stored ones (the window) plus live
+	// ones; stored rows older than the window are paged from the store (viewmodel.Pages).
+	windowLo   session.ID // oldest stored id held after the last Reload (0: none)
+	windowFull bool       // the store had more rows than the window holds
+	pagesGen   int        // bumped by every rebuildPages; stale builds are dropped
 }
 
 // New builds the window's content on w (it calls w.SetContent) and loads stored
@@ -211,13 +220,47 @@ func (u *UI) ApplyBatch(b viewmodel.Batch) {
 	if b.Resync {
 		u.Reload()
 	}
-	u.changed(u.model.Upsert(b.Rows))
+	ch := u.model.Upsert(b.Rows)
+	u.changed(ch)
+	if ch.Evicted > 0 && u.deps.Store != nil {
+		// The oldest held rows were dropped: page them from the store instead.
+		if lo, ok := u.model.OldestComplete(); ok {
+			u.windowLo, u.windowFull = lo, true
+		}
+		u.extendPages()
+	}
+}
+
+// extendPages moves the upper bound of the stored pages up to the held window after an
+// eviction, scanning only the newly uncovered rows; without pages it builds them.
+func (u *UI) extendPages() {
+	old := u.model.Stored()
+	if old == nil || u.windowLo <= old.Hi()+1 {
+		if old == nil {
+			u.rebuildPages()
+		}
+		return
+	}
+	u.pagesGen++
+	gen := u.pagesGen
+	hi := u.windowLo - 1
+	go func() {
+		p, err := old.Extend(hi)
+		u.post(func() { u.installPages(gen, p, err) })
+	}()
 }
 
 // Reload rebuilds the list from the store (newest MaxRows, or the store's matches of a
-// filter that needs full sessions) plus the engine's in-flight sessions.
+// filter that needs full sessions) plus the engine's in-flight sessions; older stored
+// sessions are paged (rebuildPages).
 func (u *UI) Reload() {
+	u.reload()
+	u.rebuildPages()
+}
+
+func (u *UI) reload() {
 	var rows []session.Summary
+	u.windowLo, u.windowFull = 0, false
 	u.loadErr = nil
 	if st := u.deps.Store; st != nil {
 		q := store.Query{Newest: true, Limit: u.maxRows()}
@@ -229,6 +272,10 @@ func (u *UI) Reload() {
 			u.loadErr = err
 		}
 		rows = got
+		if len(got) > 0 {
+			u.windowLo = got[len(got)-1].ID
+			u.windowFull = len(got) == q.Limit
+		}
 		if q.Filter != nil {
 			u.filter.storeMatches = make(map[session.ID]bool, len(got))
 			for _, r := range got {
@@ -246,6 +293,59 @@ func (u *UI) Reload() {
 		return
 	}
 	u.changed(u.model.Replace(append(rows, inflight...)))
+}
+
+// rebuildPages indexes, off the UI goroutine, the stored sessions older than the held
+// window that match the filter (expression and quick text), and installs them in the
+// model when done; until then the list shows the held rows only. UI goroutine only.
+func (u *UI) rebuildPages() {
+	u.pagesGen++
+	gen := u.pagesGen
+	st := u.deps.Store
+	if st == nil || !u.windowFull || u.windowLo <= 1 {
+		if u.model.Stored() != nil {
+			u.changed(u.model.SetStored(nil))
+		}
+		return
+	}
+	expr, err := u.filter.storeExpr()
+	if err != nil {
+		u.loadErr = err
+		return
+	}
+	hi := u.windowLo - 1
+	go func() {
+		p, err := viewmodel.BuildPages(st, expr, hi, 0, 0)
+		u.post(func() { u.installPages(gen, p, err) })
+	}()
+}
+
+// installPages puts the result of a page build in the model unless a newer build was
+// started meanwhile. UI goroutine only.
+func (u *UI) installPages(gen int, p *viewmodel.Pages, err error) {
+	if gen != u.pagesGen {
+		if p != nil {
+			p.Close()
+		}
+		return
+	}
+	if err != nil {
+		u.loadErr = err
+		u.status.update()
+		return
+	}
+	p.OnPage = func() { u.post(u.list.refresh) }
+	u.changed(u.model.SetStored(p))
+	u.list.reselect()
+}
+
+// post runs f on the UI goroutine (Deps.Post, else fyne.Do).
+func (u *UI) post(f func()) {
+	if u.deps.Post != nil {
+		u.deps.Post(f)
+		return
+	}
+	fyne.Do(f)
 }
 
 func (u *UI) maxRows() int {
@@ -318,7 +418,11 @@ func (u *UI) SelectID(id session.ID) {
 func (u *UI) Step(delta int) {
 	if i := u.model.Step(delta); i >= 0 {
 		u.follow.SetChecked(false)
-		u.SelectID(u.model.At(i).ID)
+		if r := u.model.At(i); r != nil {
+			u.SelectID(r.ID)
+		} else {
+			u.list.selectRow(i) // its page is loading; the row shows once it arrives
+		}
 	}
 }
 

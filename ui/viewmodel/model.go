@@ -373,6 +373,16 @@ func (m *Model) VisibleIDs() []session.ID {
 	return ids
 }
 
+// OldestComplete returns the id of the oldest held row that is not in flight.
+func (m *Model) OldestComplete() (session.ID, bool) {
+	for _, r := range m.order {
+		if !r.InFlight {
+			return r.ID, true
+		}
+	}
+	return 0, false
+}
+
 // Hosts returns each host held with its row count, for the host tree.
 func (m *Model) Hosts() map[string]int {
 	h := make(map[string]int)

@@ -103,11 +103,53 @@ func BuildPages(src Lister, f *filter.Expr, hi session.ID, size, cacheCap int) (
 	if hi == 0 {
 		return p, nil // empty store
 	}
-	var after session.ID
+	if err := p.scan(0); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// Extend returns Pages with the same filter, size and cache capacity covering the ids up
+// to hi (which must not be below p.Hi()), reading only the rows after p's last full page:
+// it is the cheap path when the rows held in memory move up (eviction). Pages of p in
+// memory are shared with the result. p is left as it was (the caller closes it). Like
+// BuildPages it does I/O on the calling goroutine.
+func (p *Pages) Extend(hi session.ID) (*Pages, error) {
+	if hi < p.hi {
+		return nil, fmt.Errorf("viewmodel: Extend to %d below the covered %d", hi, p.hi)
+	}
+	q := &Pages{
+		src: p.src, filter: p.filter, size: p.size, hi: hi, cap: p.cap,
+		cache: make(map[int]*list.Element), lru: list.New(), queued: make(map[int]bool),
+	}
+	full := p.n / p.size
+	q.anchor = append([]session.ID(nil), p.anchor[:full]...)
+	q.n = full * p.size
+	after := p.hi
+	if full < len(p.anchor) {
+		after = p.anchor[full] - 1 // rescan the partial last page
+	}
+	p.mu.Lock()
+	for e := p.lru.Back(); e != nil; e = e.Prev() {
+		if x := e.Value.(*page); x.n < full {
+			q.put(x.n, x.rows)
+		}
+	}
+	p.mu.Unlock()
+	if err := q.scan(after); err != nil {
+		return nil, err
+	}
+	return q, nil
+}
+
+// scan appends the pages of rows with ids in (after, p.hi] to the index. p is not
+// shared yet.
+func (p *Pages) scan(after session.ID) error {
+	f, size, hi := p.filter, p.size, p.hi
 	for {
-		rows, err := src.List(store.Query{Filter: f, After: after, Before: hi + 1, Limit: size})
+		rows, err := p.src.List(store.Query{Filter: f, After: after, Before: hi + 1, Limit: size})
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if len(rows) == 0 {
 			break
@@ -115,9 +157,9 @@ func BuildPages(src Lister, f *filter.Expr, hi session.ID, size, cacheCap int) (
 		pg := len(p.anchor)
 		p.anchor = append(p.anchor, rows[0].ID)
 		p.n += len(rows)
-		if pg < cacheCap { // keep the first pages: a list opened at the top needs them
-			p.put(pg, rows)
-		}
+		// The LRU keeps the last pages scanned: the ones next to the held rows, where a
+		// list opened at the newest row starts scrolling up.
+		p.put(pg, rows)
 		if len(rows) < size {
 			break
 		}
@@ -126,7 +168,7 @@ func BuildPages(src Lister, f *filter.Expr, hi session.ID, size, cacheCap int) (
 	if len(p.anchor) > 0 {
 		p.lo = p.anchor[0]
 	}
-	return p, nil
+	return nil
 }
 
 // Len is the number of rows covered.

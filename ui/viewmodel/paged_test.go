@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -101,15 +102,15 @@ func TestPagesCoverEveryStoredSession(t *testing.T) {
 	if p.Len() != n || p.Hi() != all[n-1].ID {
 		t.Fatalf("Len %d Hi %d, want %d and %d", p.Len(), p.Hi(), n, all[n-1].ID)
 	}
-	// The first pages are warm from the index scan: no fetch.
-	if r := p.At(0); r == nil || r.ID != all[0].ID {
-		t.Fatalf("row 0 = %+v", r)
+	// The last pages are warm from the index scan: no fetch.
+	if r := p.At(n - 1); r == nil || r.ID != all[n-1].ID {
+		t.Fatalf("row %d = %+v", n-1, r)
 	}
 	if p.Fetches() != 0 {
 		t.Fatalf("%d fetches for a warm page", p.Fetches())
 	}
 	// Rows far away are placeholders until their page arrives, then exact.
-	for _, i := range []int{n - 1, 31_337, 12_800, 256 * 100, 256*100 - 1} {
+	for _, i := range []int{0, 31_337, 12_800, 256 * 100, 256*100 - 1} {
 		r := waitRow(t, p, arrived, i)
 		if r.ID != all[i].ID || r.URL != all[i].URL {
 			t.Fatalf("row %d = id %d %s, want id %d %s", i, r.ID, r.URL, all[i].ID, all[i].URL)
@@ -301,5 +302,42 @@ func TestPagesFetchErrorIsReported(t *testing.T) {
 	<-arrived
 	if p.Err() == nil || p.At(5) != nil {
 		t.Fatalf("fetch error not reported: %v", p.Err())
+	}
+}
+
+func TestPagesExtendMatchesAFreshIndex(t *testing.T) {
+	const n = 20_000
+	st := openFilled(t, n)
+	all, _ := st.List(store.Query{})
+	f, _ := filter.Parse("-status:404")
+	for _, cut := range []int{10_239, 10_000} { // the first ends on a full page of 256 matches or not
+		p, err := BuildPages(st, f, all[cut].ID, 256, 16)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q, err := p.Extend(all[n-1].ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fresh, err := BuildPages(st, f, all[n-1].ID, 256, 16)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if q.Len() != fresh.Len() || !slices.Equal(q.anchor, fresh.anchor) || q.lo != fresh.lo {
+			t.Fatalf("cut %d: extended Len %d anchors %d, fresh Len %d anchors %d", cut, q.Len(), len(q.anchor), fresh.Len(), len(fresh.anchor))
+		}
+		arrived := notifier(q)
+		for _, i := range []int{0, 9_000, fresh.Len() - 1} {
+			a, b := waitRow(t, q, arrived, i), waitRow(t, fresh, notifier(fresh), i)
+			if a.ID != b.ID {
+				t.Fatalf("cut %d row %d: extended %d, fresh %d", cut, i, a.ID, b.ID)
+			}
+		}
+		if _, err := q.Extend(all[0].ID); err == nil {
+			t.Fatal("Extend below the covered range succeeded")
+		}
+		p.Close()
+		q.Close()
+		fresh.Close()
 	}
 }
