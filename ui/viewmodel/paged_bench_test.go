@@ -40,6 +40,20 @@ func BenchmarkPagesMillion(b *testing.B) {
 			}
 		}
 	})
+	b.Run("extend-20k", func(b *testing.B) {
+		// The held window moved up by 20,000 rows (an eviction at the default 200,000).
+		base, err := BuildPages(st, nil, n-200_000, 0, 0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ResetTimer()
+		for range b.N {
+			p, err := base.Extend(n - 180_000)
+			if err != nil || p.Len() != n-180_000 {
+				b.Fatalf("Len %d, %v", p.Len(), err)
+			}
+		}
+	})
 	jump := func(b *testing.B, f *filter.Expr) {
 		p, err := BuildPages(st, f, 0, 0, 0)
 		if err != nil {
