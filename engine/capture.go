@@ -92,7 +92,10 @@ func (c *captureBody) result() (session.Body, http.Header, time.Time, error) {
 // first write; a write error (disk full, read-only data dir) stops spilling for that body,
 // which is then marked truncated: capture never fails the exchange.
 type spillFile struct {
-	path  string
+	dir   string
+	id    session.ID
+	part  string
+	path  string // set when the file is created
 	limit int64
 	f     *os.File
 	w     *bufio.Writer
@@ -106,7 +109,8 @@ func (e *Engine) newSpill(id session.ID, part string) *spillFile {
 	if e.cfg.SpillDir == "" || limit <= 0 {
 		return nil
 	}
-	return &spillFile{path: filepath.Join(e.cfg.SpillDir, fmt.Sprintf("%d-%s.body", id, part)), limit: limit}
+	// The path is built on the first write: most bodies never spill.
+	return &spillFile{dir: e.cfg.SpillDir, id: id, part: part, limit: limit}
 }
 
 func (s *spillFile) write(p []byte) {
@@ -120,6 +124,7 @@ func (s *spillFile) write(p []byte) {
 		return
 	}
 	if s.f == nil {
+		s.path = filepath.Join(s.dir, fmt.Sprintf("%d-%s.body", s.id, s.part))
 		f, err := os.OpenFile(s.path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 		if err != nil {
 			s.dead = true
