@@ -70,6 +70,23 @@ func TestRenderScreenshots(t *testing.T) {
 	u.detail.req.tabs.SelectIndex(0)
 	shot("headers.png")
 
+	u.detail.req.tabs.SelectIndex(3) // Request cookies
+	shot("cookies.png")
+
+	u.detail.tabs.SelectIndex(1) // Response
+	u.detail.resp.tabs.SelectIndex(1)
+	shot("raw.png")
+
+	u.SelectID(find("/login"))
+	u.detail.tabs.SelectIndex(0)
+	u.detail.req.tabs.SelectIndex(4) // Query/Form
+	shot("query-form.png")
+
+	u.SelectID(find("/download.bin"))
+	u.detail.tabs.SelectIndex(1)
+	u.detail.resp.tabs.SelectIndex(2)
+	shot("hex-body.png")
+
 	u.SelectID(find("https://localhost"))
 	u.detail.tabs.SelectIndex(2) // Timing
 	shot("timing.png")

@@ -2,7 +2,9 @@
 # Takes the README screenshots: runs the real inspector binary under Xvfb, sends sample
 # traffic through it, captures the live window (list.png), then renders the detail tabs
 # of the stored sessions with the UI's software painter (json-body.png, timing.png,
-# tls.png, headers.png, dark.png).  Usage (from the repository root):
+# tls.png, headers.png, raw.png, cookies.png, query-form.png, hex-body.png, image.png,
+# dark.png), the debugging panels and the Frames/WebSocket tabs over real engines.
+# Usage (from the repository root):
 #   sh docs/screenshots/take.sh
 set -eu
 OUT=$(pwd)/docs/screenshots
@@ -37,5 +39,5 @@ kill -TERM "$INSP"
 wait "$INSP" || true
 INSP=
 INSPECTOR_SCREENSHOTS="$OUT" INSPECTOR_DATA_DIR="$WORK/data" \
-	go test -tags migrated_fynedo -count=1 -run 'TestRenderScreenshots|TestRenderDebugScreenshots' ./ui/
+	go test -tags migrated_fynedo -count=1 -run 'TestRenderScreenshots|TestRenderDebugScreenshots|TestRenderFramesScreenshots' ./ui/
 echo "screenshots in $OUT"

@@ -74,6 +74,14 @@ func main() {
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprintf(w, `{"ok":true,"user":%q}`, r.Form.Get("user"))
 	})
+	mux.HandleFunc("/download.bin", func(w http.ResponseWriter, r *http.Request) {
+		b := make([]byte, 512)
+		for i := range b {
+			b[i] = byte(i*37 + i/7)
+		}
+		w.Header().Set("Content-Type", "application/octet-stream")
+		w.Write(b)
+	})
 	mux.HandleFunc("/missing", func(w http.ResponseWriter, r *http.Request) { http.NotFound(w, r) })
 	mux.HandleFunc("/boom", func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "upstream database unavailable", http.StatusInternalServerError)
@@ -105,6 +113,9 @@ func main() {
 		if body != "" {
 			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 		}
+		if strings.Contains(u, "/api/users?") {
+			req.Header.Set("Cookie", "theme=dark; cart_items=3; consent=analytics%2Cads")
+		}
 		resp, err := c.Do(req)
 		if err != nil {
 			fmt.Printf("%s %s: %v\n", method, u, err)
@@ -116,12 +127,13 @@ func main() {
 	}
 	do(h1, "GET", plain.URL+"/", "")
 	do(h1, "GET", plain.URL+"/api/users?page=1&sort=name", "")
-	do(h1, "POST", plain.URL+"/login", "user=ada&password=hunter2")
+	do(h1, "POST", plain.URL+"/login?next=%2Faccount&lang=en", "user=sample-user&password=not-a-real-secret&remember=on")
 	do(h1, "GET", plain.URL+"/logo.png", "")
 	do(h1, "GET", plain.URL+"/missing", "")
 	do(h1, "GET", plain.URL+"/boom", "")
 	do(h2, "GET", sURL+"/api/users", "")
 	do(h2, "GET", sURL+"/api/orders", "")
 	do(h2, "GET", sURL+"/logo.png", "")
+	do(h2, "GET", sURL+"/download.bin", "")
 	do(h1, "GET", "http://"+deadAddr+"/unreachable", "")
 }
