@@ -76,12 +76,11 @@ func (s *Store) PutFrames(id session.ID, frames []session.Frame) bool {
 		return false
 	}
 	w.startLocked(s)
-	p := w.pending[id]
-	if p == nil {
-		p = &pendingFrames{since: time.Now()}
-		w.pending[id] = p
+	if p := w.pending[id]; p == nil {
+		w.pending[id] = &pendingFrames{since: time.Now(), frames: frames} // owned: no copy
+	} else {
+		p.frames = append(p.frames, frames...)
 	}
-	p.frames = append(p.frames, frames...)
 	w.n += len(frames)
 	return true
 }

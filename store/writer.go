@@ -88,8 +88,11 @@ type buckets struct {
 // hold returns n bytes of the arena, valid until the transaction ends.
 func (b *buckets) hold(n int) []byte {
 	if cap(b.arena)-len(b.arena) < n {
-		// A new block; the old one stays alive as long as bbolt references it.
-		b.arena = make([]byte, 0, max(arenaBlock, n))
+		// A new block, twice the last up to arenaMax, so the writer's arena soon holds a
+		// whole commit and later commits allocate nothing; the old block stays alive as
+		// long as bbolt references it.
+		size := min(max(arenaBlock, 2*cap(b.arena)), arenaMax)
+		b.arena = make([]byte, 0, max(size, n))
 	}
 	i := len(b.arena)
 	b.arena = b.arena[:i+n]
@@ -112,7 +115,10 @@ func (b *buckets) holdCopy(p []byte) []byte {
 	return c
 }
 
-const arenaBlock = 256 << 10
+const (
+	arenaBlock = 64 << 10
+	arenaMax   = 8 << 20 // the largest arena the writer keeps between commits
+)
 
 func txBuckets(tx *bolt.Tx) *buckets {
 	return &buckets{
