@@ -87,7 +87,7 @@ func utcAll(v reflect.Value) {
 
 // storedForm is what a record of ss must decode to: no body bytes, no messages, a
 // spilled body's reference replaced by SpilledInStore.
-func storedForm(t *testing.T, ss *session.Session) *session.Session {
+func storedForm(t testing.TB, ss *session.Session) *session.Session {
 	t.Helper()
 	c := ss.Clone()
 	c.Request.Body.Data = nil
@@ -241,4 +241,31 @@ func TestStoreReadsJSONSessionRecords(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("JSON record read back differently:\n got %+v\nwant %+v", got, want)
 	}
+}
+
+// BenchmarkSessionMetaEncode compares the binary session record with the JSON one it
+// replaced, for a typical small session.
+func BenchmarkSessionMetaEncode(b *testing.B) {
+	ss := smallSession(12345)
+	b.Run("binary", func(b *testing.B) {
+		b.ReportAllocs()
+		var buf []byte
+		for range b.N {
+			buf = appendSessionMeta(buf[:0], ss)
+		}
+		b.ReportMetric(float64(len(buf)), "bytes")
+	})
+	b.Run("json", func(b *testing.B) {
+		b.ReportAllocs()
+		var buf []byte
+		for range b.N { // what the JSON encoder did: shallow copies without body bytes
+			c := *ss
+			c.Request.Body.Data = nil
+			r := *ss.Response
+			r.Body.Data = nil
+			c.Response = &r
+			buf, _ = json.Marshal(&c)
+		}
+		b.ReportMetric(float64(len(buf)), "bytes")
+	})
 }
