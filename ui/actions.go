@@ -322,6 +322,7 @@ func (u *UI) Clear() {
 	u.list.table.UnselectAll()
 	u.windowLo, u.windowFull = 0, false
 	u.model.SetStored(nil)
+	u.storedHosts = nil
 	u.pagesGen++
 	u.changed(u.model.Replace(nil))
 	if u.deps.Engine != nil {

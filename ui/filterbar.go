@@ -3,6 +3,7 @@ package ui
 import (
 	"errors"
 	"fmt"
+	"net"
 	"sort"
 	"strings"
 
@@ -176,55 +177,151 @@ func (f *filterBar) rematch() {
 	f.u.list.reselect()
 }
 
-// hostList groups the held sessions by host; selecting a host puts it in the quick field.
+// hostList is the host tree: sessions grouped by domain (the last two labels of the
+// host name; IP addresses and single-label names stand alone), then by host, each with
+// its session count. Counts cover the rows held in memory plus the stored rows paged
+// from the store as of the last unfiltered index. Selecting a node puts it in the quick
+// field; "All hosts" clears it. UI goroutine only.
 type hostList struct {
-	u     *UI
-	hosts []string
-	count map[string]int
-	list  *widget.List
-	box   fyne.CanvasObject
+	u      *UI
+	count  map[string]int      // per host
+	groups []string            // sorted domains
+	hosts  map[string][]string // domain -> sorted hosts
+	gcount map[string]int      // per domain
+	total  int
+	tree   *widget.Tree
+	box    fyne.CanvasObject
 }
 
+const hostAll = "all"
+
 func newHostList(u *UI) *hostList {
-	h := &hostList{u: u, count: map[string]int{}}
-	h.list = widget.NewList(
-		func() int { return len(h.hosts) + 1 },
-		func() fyne.CanvasObject {
+	h := &hostList{u: u, count: map[string]int{}, hosts: map[string][]string{}, gcount: map[string]int{}}
+	h.tree = widget.NewTree(h.children, h.isBranch,
+		func(bool) fyne.CanvasObject {
 			l := widget.NewLabel("")
 			l.Truncation = fyne.TextTruncateEllipsis
 			return l
 		},
-		func(i widget.ListItemID, o fyne.CanvasObject) {
-			if i == 0 {
-				o.(*widget.Label).SetText(fmt.Sprintf("All hosts (%d)", u.model.Total()))
-				return
-			}
-			if i-1 < len(h.hosts) {
-				o.(*widget.Label).SetText(fmt.Sprintf("%s (%d)", h.hosts[i-1], h.count[h.hosts[i-1]]))
-			}
-		},
+		func(id widget.TreeNodeID, _ bool, o fyne.CanvasObject) { o.(*widget.Label).SetText(h.label(id)) },
 	)
-	h.list.OnSelected = func(i widget.ListItemID) {
-		if i == 0 {
+	h.tree.OnSelected = func(id widget.TreeNodeID) {
+		switch kind, name := splitNode(id); kind {
+		case "g":
+			if hs := h.hosts[name]; len(hs) == 1 && hs[0] == name {
+				u.filter.quick.SetText("://" + name)
+			} else {
+				u.filter.quick.SetText(name) // a URL substring: every host of the domain
+			}
+		case "h":
+			u.filter.quick.SetText("://" + name)
+		default:
 			u.filter.quick.SetText("")
-			return
-		}
-		if i-1 < len(h.hosts) {
-			u.filter.quick.SetText("://" + h.hosts[i-1])
 		}
 	}
-	h.box = container.NewBorder(widget.NewLabelWithStyle("Hosts", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), nil, nil, nil, h.list)
+	h.box = container.NewBorder(widget.NewLabelWithStyle("Hosts", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), nil, nil, nil, h.tree)
 	return h
 }
 
 func (h *hostList) object() fyne.CanvasObject { return h.box }
 
+func splitNode(id string) (kind, name string) {
+	if k, n, ok := strings.Cut(id, ":"); ok {
+		return k, n
+	}
+	return id, ""
+}
+
+// domainOf is the group of a host: its last two labels, or the host itself for IP
+// addresses and names of one or two labels.
+func domainOf(host string) string {
+	if host == "" || strings.Contains(host, ":") || net.ParseIP(host) != nil {
+		return host
+	}
+	parts := strings.Split(host, ".")
+	if len(parts) <= 2 {
+		return host
+	}
+	return strings.Join(parts[len(parts)-2:], ".")
+}
+
+func (h *hostList) children(id widget.TreeNodeID) []widget.TreeNodeID {
+	switch kind, name := splitNode(id); kind {
+	case "":
+		ids := make([]string, 0, len(h.groups)+1)
+		ids = append(ids, hostAll)
+		for _, g := range h.groups {
+			ids = append(ids, "g:"+g)
+		}
+		return ids
+	case "g":
+		hs := h.hosts[name]
+		if len(hs) == 1 && hs[0] == name {
+			return nil
+		}
+		ids := make([]string, len(hs))
+		for i, x := range hs {
+			ids[i] = "h:" + x
+		}
+		return ids
+	}
+	return nil
+}
+
+func (h *hostList) isBranch(id widget.TreeNodeID) bool {
+	if id == "" {
+		return true
+	}
+	kind, name := splitNode(id)
+	return kind == "g" && len(h.children("g:"+name)) > 0
+}
+
+func (h *hostList) label(id widget.TreeNodeID) string {
+	switch kind, name := splitNode(id); kind {
+	case "g":
+		return fmt.Sprintf("%s (%d)", name, h.gcount[name])
+	case "h":
+		return fmt.Sprintf("%s (%d)", name, h.count[name])
+	}
+	return fmt.Sprintf("All hosts (%d)", h.total)
+}
+
+// refresh recounts from the held rows and the last unfiltered stored index.
 func (h *hostList) refresh() {
 	h.count = h.u.model.Hosts()
-	h.hosts = h.hosts[:0]
-	for k := range h.count {
-		h.hosts = append(h.hosts, k)
+	for k, c := range h.u.storedHosts {
+		h.count[k] += c
 	}
-	sort.Strings(h.hosts)
-	h.list.Refresh()
+	h.groups = h.groups[:0]
+	clear(h.hosts)
+	clear(h.gcount)
+	h.total = 0
+	for host, c := range h.count {
+		g := domainOf(host)
+		if _, ok := h.hosts[g]; !ok {
+			h.groups = append(h.groups, g)
+		}
+		h.hosts[g] = append(h.hosts[g], host)
+		h.gcount[g] += c
+		h.total += c
+	}
+	sort.Strings(h.groups)
+	for _, hs := range h.hosts {
+		sort.Strings(hs)
+	}
+	h.tree.Refresh()
+}
+
+// Lines returns the host tree's rows as text, depth-first, for tests.
+func (h *hostList) Lines() []string {
+	var out []string
+	var walk func(id string, depth int)
+	walk = func(id string, depth int) {
+		for _, c := range h.children(id) {
+			out = append(out, strings.Repeat("  ", depth)+h.label(c))
+			walk(c, depth+1)
+		}
+	}
+	walk("", 0)
+	return out
 }

@@ -82,6 +82,10 @@ func TestListPagesEveryStoredSession(t *testing.T) {
 	if s := u.status.Text(); !strings.Contains(s, fmt.Sprintf("%d sessions shown", n)) || !strings.Contains(s, "paged from the store") {
 		t.Fatalf("status = %q", s)
 	}
+	// The host tree counts the paged rows too.
+	if got := strings.Join(u.hosts.Lines(), "|"); got != fmt.Sprintf("All hosts (%d)|a.example (%d)|b.example (%d)", n, n-n/10, n/10) {
+		t.Fatalf("host tree = %q", got)
+	}
 	// Row 5 is before the pages warmed by the index scan (the newest 64 pages): a
 	// placeholder, then the row once its page has arrived.
 	if got := cellText(u, 5, 0); got != "…" {
@@ -121,6 +125,9 @@ func TestListPagesEveryStoredSession(t *testing.T) {
 	if u.model.Len() != n/10 {
 		t.Fatalf("status:404 shows %d rows, want %d", u.model.Len(), n/10)
 	}
+	if got := u.hosts.Lines()[0]; got != fmt.Sprintf("All hosts (%d)", n+1) {
+		t.Fatalf("a filter shrank the host tree: %q", got)
+	}
 	// The quick text joins the store's filter as a URL phrase.
 	u.filter.quick.SetText("/item/1")
 	runPosts(posts, func() bool {
@@ -155,5 +162,47 @@ func TestSmallStoreIsNotPaged(t *testing.T) {
 	u, _ := newTestUI(t, Deps{Store: st, MaxRows: 1000})
 	if u.model.Stored() != nil || u.model.Len() != 300 {
 		t.Fatalf("a store smaller than the window was paged: %d rows", u.model.Len())
+	}
+}
+
+func TestHostTreeGroupsByDomain(t *testing.T) {
+	st := openStore(t,
+		mkSession(0, "api.shop.example", "/a", 200, "application/json", "{}"),
+		mkSession(0, "api.shop.example", "/b", 200, "application/json", "{}"),
+		mkSession(0, "cdn.shop.example", "/logo.png", 200, "image/png", "x"),
+		mkSession(0, "10.0.0.7", "/health", 200, "text/plain", "ok"),
+		mkSession(0, "localhost", "/", 200, "text/html", "<p>"),
+	)
+	u, _ := newTestUI(t, Deps{Store: st})
+	want := []string{
+		"All hosts (5)",
+		"10.0.0.7 (1)",
+		"localhost (1)",
+		"shop.example (3)",
+		"  api.shop.example (2)",
+		"  cdn.shop.example (1)",
+	}
+	if got := u.hosts.Lines(); strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("host tree:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if !u.hosts.isBranch("g:shop.example") || u.hosts.isBranch("g:localhost") {
+		t.Fatal("branches wrong")
+	}
+	// Selecting a domain filters to its hosts; a host to that host; All clears.
+	u.hosts.tree.Select("g:shop.example")
+	if u.model.Len() != 3 {
+		t.Fatalf("domain selected: %d rows, want 3", u.model.Len())
+	}
+	u.hosts.tree.Select("h:cdn.shop.example")
+	if u.model.Len() != 1 || u.model.At(0).Host != "cdn.shop.example" {
+		t.Fatalf("host selected: %d rows", u.model.Len())
+	}
+	u.hosts.tree.Select("g:localhost")
+	if u.model.Len() != 1 || u.model.At(0).Host != "localhost" {
+		t.Fatalf("single-host group selected: %d rows", u.model.Len())
+	}
+	u.hosts.tree.Select(hostAll)
+	if u.model.Len() != 5 {
+		t.Fatalf("all hosts: %d rows", u.model.Len())
 	}
 }

@@ -130,6 +130,9 @@ type UI struct {
 	windowLo   session.ID // oldest stored id held after the last Reload (0: none)
 	windowFull bool       // the store had more rows than the window holds
 	pagesGen   int        // bumped by every rebuildPages; stale builds are dropped
+	// storedHosts counts the paged rows per host as of the last unfiltered index (the
+	// host tree's counts do not shrink when a filter is typed).
+	storedHosts map[string]int
 }
 
 // New builds the window's content on w (it calls w.SetContent) and loads stored
@@ -303,6 +306,7 @@ func (u *UI) rebuildPages() {
 	gen := u.pagesGen
 	st := u.deps.Store
 	if st == nil || !u.windowFull || u.windowLo <= 1 {
+		u.storedHosts = nil
 		if u.model.Stored() != nil {
 			u.changed(u.model.SetStored(nil))
 		}
@@ -335,6 +339,9 @@ func (u *UI) installPages(gen int, p *viewmodel.Pages, err error) {
 		return
 	}
 	p.OnPage = func() { u.post(u.list.refresh) }
+	if p.Filter() == nil {
+		u.storedHosts = p.Hosts()
+	}
 	u.changed(u.model.SetStored(p))
 	u.list.reselect()
 }

@@ -74,7 +74,7 @@ func newTestUI(t testing.TB, d Deps) (*UI, fyne.Window) {
 
 func sampleSessions() []*session.Session {
 	return []*session.Session{
-		mkSession(0, "a.example", "/api/users", 200, "application/json", `{"users":[{"id":1,"name":"Ada"}]}`),
+		mkSession(0, "a.example", "/api/users", 200, "application/json", `{"users":[{"id":1,"name":"Sample User"}]}`),
 		mkSession(0, "b.example", "/missing", 404, "text/html", "<h1>nope</h1>"),
 		mkSession(0, "a.example", "/logo.png", 200, "image/png", "\x89PNG\r\n\x1a\n"),
 		mkSession(0, "c.example", "/boom", 503, "text/plain", "down"),

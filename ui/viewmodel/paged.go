@@ -49,6 +49,7 @@ type Pages struct {
 	lo     session.ID   // the first covered id (0 when empty)
 	anchor []session.ID // anchor[p] is the first id of page p
 	n      int          // rows covered
+	hosts  map[string]int
 
 	// OnPage, if set before the first At, is called on the fetch goroutine after a page
 	// requested by At has arrived (or failed: see Err).
@@ -97,13 +98,13 @@ func BuildPages(src Lister, f *filter.Expr, hi session.ID, size, cacheCap int) (
 		}
 	}
 	p := &Pages{
-		src: src, filter: f, size: size, hi: hi, cap: cacheCap,
+		src: src, filter: f, size: size, hi: hi, cap: cacheCap, hosts: make(map[string]int),
 		cache: make(map[int]*list.Element), lru: list.New(), queued: make(map[int]bool),
 	}
 	if hi == 0 {
 		return p, nil // empty store
 	}
-	if err := p.scan(0); err != nil {
+	if err := p.scan(0, 0); err != nil {
 		return nil, err
 	}
 	return p, nil
@@ -119,8 +120,11 @@ func (p *Pages) Extend(hi session.ID) (*Pages, error) {
 		return nil, fmt.Errorf("viewmodel: Extend to %d below the covered %d", hi, p.hi)
 	}
 	q := &Pages{
-		src: p.src, filter: p.filter, size: p.size, hi: hi, cap: p.cap,
+		src: p.src, filter: p.filter, size: p.size, hi: hi, cap: p.cap, hosts: make(map[string]int, len(p.hosts)),
 		cache: make(map[int]*list.Element), lru: list.New(), queued: make(map[int]bool),
+	}
+	for h, c := range p.hosts {
+		q.hosts[h] = c
 	}
 	full := p.n / p.size
 	q.anchor = append([]session.ID(nil), p.anchor[:full]...)
@@ -136,15 +140,15 @@ func (p *Pages) Extend(hi session.ID) (*Pages, error) {
 		}
 	}
 	p.mu.Unlock()
-	if err := q.scan(after); err != nil {
+	if err := q.scan(after, p.hi); err != nil {
 		return nil, err
 	}
 	return q, nil
 }
 
-// scan appends the pages of rows with ids in (after, p.hi] to the index. p is not
-// shared yet.
-func (p *Pages) scan(after session.ID) error {
+// scan appends the pages of rows with ids in (after, p.hi] to the index, counting the
+// hosts of rows with ids above counted. p is not shared yet.
+func (p *Pages) scan(after, counted session.ID) error {
 	f, size, hi := p.filter, p.size, p.hi
 	for {
 		rows, err := p.src.List(store.Query{Filter: f, After: after, Before: hi + 1, Limit: size})
@@ -153,6 +157,11 @@ func (p *Pages) scan(after session.ID) error {
 		}
 		if len(rows) == 0 {
 			break
+		}
+		for i := range rows {
+			if rows[i].ID > counted {
+				p.hosts[rows[i].Host]++
+			}
 		}
 		pg := len(p.anchor)
 		p.anchor = append(p.anchor, rows[0].ID)
@@ -185,6 +194,15 @@ func (p *Pages) Hi() session.ID {
 		return 0
 	}
 	return p.hi
+}
+
+// Hosts returns the number of covered rows per host, counted while indexing. The map is
+// shared and must not be modified.
+func (p *Pages) Hosts() map[string]int {
+	if p == nil {
+		return nil
+	}
+	return p.hosts
 }
 
 // Filter is the expression the pages were built with (nil: all).

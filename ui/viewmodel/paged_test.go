@@ -3,6 +3,7 @@ package viewmodel
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"path/filepath"
 	"slices"
@@ -160,6 +161,9 @@ func TestPagesWithFilter(t *testing.T) {
 	arrived := notifier(p)
 	if p.Len() != n/10 || len(want) != n/10 {
 		t.Fatalf("Len %d, store matches %d, want %d", p.Len(), len(want), n/10)
+	}
+	if h := p.Hosts(); len(h) != 1 || h["b.example"] != n/10 {
+		t.Fatalf("hosts = %v", h)
 	}
 	for _, i := range []int{0, 4_999, 2_500, 1_234} {
 		r := waitRow(t, p, arrived, i)
@@ -322,6 +326,9 @@ func TestPagesExtendMatchesAFreshIndex(t *testing.T) {
 		fresh, err := BuildPages(st, f, all[n-1].ID, 256, 16)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if !maps.Equal(q.Hosts(), fresh.Hosts()) {
+			t.Fatalf("cut %d: extended hosts %v, fresh %v", cut, q.Hosts(), fresh.Hosts())
 		}
 		if q.Len() != fresh.Len() || !slices.Equal(q.anchor, fresh.anchor) || q.lo != fresh.lo {
 			t.Fatalf("cut %d: extended Len %d anchors %d, fresh Len %d anchors %d", cut, q.Len(), len(q.anchor), fresh.Len(), len(fresh.anchor))
