@@ -2,14 +2,17 @@ package ui
 
 import (
 	"image/png"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
 
 	"inspector/engine/session"
 	"inspector/store"
@@ -104,4 +107,70 @@ func TestRenderScreenshots(t *testing.T) {
 	u.detail.resp.tabs.SelectIndex(2)
 	w.Content().Refresh()
 	shot("dark.png")
+}
+
+// TestRenderPagedScreenshot renders the list over a store of 1,000,000 sessions scrolled
+// to the middle (paged.png): rows older than the 200,000 held in memory come from the
+// store a page at a time. A tool like TestRenderScreenshots (needs INSPECTOR_SCREENSHOTS).
+func TestRenderPagedScreenshot(t *testing.T) {
+	out := os.Getenv("INSPECTOR_SCREENSHOTS")
+	if out == "" {
+		t.Skip("set INSPECTOR_SCREENSHOTS to the output folder")
+	}
+	st, err := store.Open(filepath.Join(t.TempDir(), "sessions.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	const n = 1_000_000
+	hosts := []string{"api.shop.example", "cdn.shop.example", "auth.example.net", "10.0.0.7", "api.shop.example", "api.shop.example"}
+	paths := []string{"/v1/cart", "/img/banner.webp", "/oauth/token", "/health", "/v1/items?page=2", "/v1/checkout"}
+	t0 := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	for done := 0; done < n; done += 20_000 {
+		ss := make([]*session.Session, 20_000)
+		for i := range ss {
+			k := done + i
+			h, p := hosts[k%len(hosts)], paths[k%len(paths)]
+			status := []int{200, 200, 201, 200, 304, 200, 404, 200, 500, 200}[k%10]
+			at := t0.Add(time.Duration(k) * 7 * time.Millisecond)
+			ss[i] = &session.Session{
+				Started: at, Client: session.Conn{Proto: session.HTTP2}, Upstream: session.Conn{Proto: session.HTTP1},
+				Request:  session.Request{Method: "GET", URL: "https://" + h + p, Proto: "HTTP/2.0", Header: http.Header{}},
+				Response: &session.Response{Status: status, Proto: "HTTP/1.1", Header: http.Header{"Content-Type": {"application/json"}}},
+				Timings:  session.Timings{RequestHeaders: at, ResponseDone: at.Add(time.Duration(5+k%40) * time.Millisecond)},
+			}
+		}
+		if _, err := st.Import(ss); err != nil {
+			t.Fatal(err)
+		}
+	}
+	posts := make(chan func(), 64)
+	a := test.NewTempApp(t)
+	a.Settings().SetTheme(theme.LightTheme())
+	w := test.NewTempWindow(t, nil)
+	u := New(a, w, Deps{Store: st, Post: func(f func()) { posts <- f }})
+	w.Resize(fyne.NewSize(1400, 900))
+	for u.model.Stored() == nil {
+		(<-posts)()
+	}
+	u.follow.SetChecked(false)
+	const row = 400_000
+	u.list.table.ScrollTo(widget.TableCellID{Row: row, Col: 0})
+	for !u.model.Stored().Cached(row) || !u.model.Stored().Cached(row+12) {
+		u.model.At(row + 12)
+		(<-posts)()
+	}
+	u.SelectID(u.model.At(row).ID)
+	u.detail.tabs.SelectIndex(1) // Response headers
+	u.hosts.tree.OpenAllBranches()
+	u.status.update()
+	img := w.Canvas().Capture()
+	f, err := os.Create(filepath.Join(out, "paged.png"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := png.Encode(f, img); err != nil {
+		t.Fatal(err)
+	}
 }

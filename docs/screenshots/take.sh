@@ -3,7 +3,8 @@
 # traffic through it, captures the live window (list.png), then renders the detail tabs
 # of the stored sessions with the UI's software painter (json-body.png, timing.png,
 # tls.png, headers.png, raw.png, cookies.png, query-form.png, hex-body.png, image.png,
-# dark.png), the debugging panels and the Frames/WebSocket tabs over real engines.
+# dark.png), the debugging panels, the Frames/WebSocket tabs over real engines, and the
+# list paging a 1,000,000-session store (paged.png).
 # Usage (from the repository root):
 #   sh docs/screenshots/take.sh
 set -eu
@@ -39,5 +40,5 @@ kill -TERM "$INSP"
 wait "$INSP" || true
 INSP=
 INSPECTOR_SCREENSHOTS="$OUT" INSPECTOR_DATA_DIR="$WORK/data" \
-	go test -tags migrated_fynedo -count=1 -run 'TestRenderScreenshots|TestRenderDebugScreenshots|TestRenderFramesScreenshots' ./ui/
+	go test -tags migrated_fynedo -count=1 -run 'TestRenderScreenshots|TestRenderDebugScreenshots|TestRenderFramesScreenshots|TestRenderPagedScreenshot' ./ui/
 echo "screenshots in $OUT"

@@ -37,7 +37,7 @@ type ColumnInfo struct {
 
 // Columns lists every column, indexed by Column.
 var Columns = [NumColumns]ColumnInfo{
-	ColID:       {"id", "#", 64},
+	ColID:       {"id", "#", 84},
 	ColStatus:   {"status", "Status", 70},
 	ColProto:    {"proto", "Protocol", 80},
 	ColMethod:   {"method", "Method", 80},
