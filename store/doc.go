@@ -17,8 +17,10 @@
 //	├── summaries                    id → summary record (compact binary, encode.go): what a list
 //	│                                row needs, plus the session's stored size; List and summary
 //	│                                filters scan only this bucket
-//	├── sessions                     id → JSON of session.Session without body data and messages
-//	│                                (headers, timings, TLS, error, annotations)
+//	├── sessions                     id → session.Session without body data and messages
+//	│                                (headers, timings, TLS, error, annotations): binary record
+//	│                                (format byte 0x02, meta_codec.go); JSON records ('{')
+//	│                                from earlier versions are still read
 //	├── bodies                       id ‖ part ('q' request, 's' response) ‖ uint32 chunk → ≤ 64 KiB
 //	│                                of body data as it travelled (still content-encoded)
 //	├── messages                     id → JSON []session.Message (WebSocket sessions)
@@ -34,7 +36,8 @@
 // Flush or Close asks. When the queue is full the session is dropped and counted
 // (Stats.Dropped), never silently. The file is always synced on commit (never NoSync), so
 // after a crash (kill -9, power loss) every session committed before it is there; at most
-// the batch being collected is lost.
+// the batch being collected is lost. Frames queued (PutFrames) before their session is
+// committed are written in the session's transaction.
 //
 // # Ids and "N sessions may be missing"
 //
