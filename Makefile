@@ -86,6 +86,7 @@ fuzz-short:
 	  $(GO) test -run '^$$' -fuzz "^$$t\$$" -fuzztime 10s ./engine/; done
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 10s ./engine/filter/
 	$(GO) test -run '^$$' -fuzz '^FuzzRead$$' -fuzztime 10s ./store/har/
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeSessionMeta$$' -fuzztime 10s ./store/
 	$(GO) test -run '^$$' -fuzz '^FuzzCurl$$' -fuzztime 10s ./ui/render/
 
 fuzz:
