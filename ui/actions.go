@@ -323,7 +323,7 @@ func (u *UI) Clear() {
 	u.windowLo, u.windowFull = 0, false
 	u.model.SetStored(nil)
 	u.storedHosts = nil
-	u.pagesGen++
+	u.nextPagesBuild()
 	u.changed(u.model.Replace(nil))
 	if u.deps.Engine != nil {
 		u.changed(u.model.Upsert(u.deps.Engine.InFlight()))

@@ -130,6 +130,8 @@ type UI struct {
 	windowLo   session.ID // oldest stored id held after the last Reload (0: none)
 	windowFull bool       // the store had more rows than the window holds
 	pagesGen   int        // bumped by every rebuildPages; stale builds are dropped
+	// pagesStop cancels the page build in progress (a newer one replaces it).
+	pagesStop context.CancelFunc
 	// storedHosts counts the paged rows per host as of the last unfiltered index (the
 	// host tree's counts do not shrink when a filter is typed).
 	storedHosts map[string]int
@@ -244,11 +246,10 @@ func (u *UI) extendPages() {
 		}
 		return
 	}
-	u.pagesGen++
-	gen := u.pagesGen
+	gen, ctx := u.nextPagesBuild()
 	hi := u.windowLo - 1
 	go func() {
-		p, err := old.Extend(hi)
+		p, err := old.Extend(ctx, hi)
 		u.post(func() { u.installPages(gen, p, err) })
 	}()
 }
@@ -302,8 +303,7 @@ func (u *UI) reload() {
 // window that match the filter (expression and quick text), and installs them in the
 // model when done; until then the list shows the held rows only. UI goroutine only.
 func (u *UI) rebuildPages() {
-	u.pagesGen++
-	gen := u.pagesGen
+	gen, ctx := u.nextPagesBuild()
 	st := u.deps.Store
 	if st == nil || !u.windowFull || u.windowLo <= 1 {
 		u.storedHosts = nil
@@ -319,9 +319,20 @@ func (u *UI) rebuildPages() {
 	}
 	hi := u.windowLo - 1
 	go func() {
-		p, err := viewmodel.BuildPages(st, expr, hi, 0, 0)
+		p, err := viewmodel.BuildPages(ctx, st, expr, hi, 0, 0)
 		u.post(func() { u.installPages(gen, p, err) })
 	}()
+}
+
+// nextPagesBuild cancels the page build in progress and starts a new generation.
+func (u *UI) nextPagesBuild() (int, context.Context) {
+	if u.pagesStop != nil {
+		u.pagesStop()
+	}
+	u.pagesGen++
+	ctx, stop := context.WithCancel(context.Background())
+	u.pagesStop = stop
+	return u.pagesGen, ctx
 }
 
 // installPages puts the result of a page build in the model unless a newer build was

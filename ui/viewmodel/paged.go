@@ -2,6 +2,7 @@ package viewmodel
 
 import (
 	"container/list"
+	"context"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -77,8 +78,9 @@ type page struct {
 // the page index of the sessions matching f (nil: all) with ids <= hi; hi == 0 means
 // "up to the newest stored id at the time of the call". It does the I/O on the calling
 // goroutine: call it off the UI goroutine. size <= 0 means DefaultPageSize; cacheCap <= 0
-// means DefaultPageCache. The rows read while indexing warm the cache.
-func BuildPages(src Lister, f *filter.Expr, hi session.ID, size, cacheCap int) (*Pages, error) {
+// means DefaultPageCache. The rows read while indexing warm the cache. It stops with
+// ctx.Err() between two pages once ctx is done (a newer filter replaced this one).
+func BuildPages(ctx context.Context, src Lister, f *filter.Expr, hi session.ID, size, cacheCap int) (*Pages, error) {
 	if src == nil {
 		return nil, fmt.Errorf("viewmodel: BuildPages needs a store")
 	}
@@ -104,7 +106,7 @@ func BuildPages(src Lister, f *filter.Expr, hi session.ID, size, cacheCap int) (
 	if hi == 0 {
 		return p, nil // empty store
 	}
-	if err := p.scan(0, 0); err != nil {
+	if err := p.scan(ctx, 0, 0); err != nil {
 		return nil, err
 	}
 	return p, nil
@@ -114,8 +116,8 @@ func BuildPages(src Lister, f *filter.Expr, hi session.ID, size, cacheCap int) (
 // to hi (which must not be below p.Hi()), reading only the rows after p's last full page:
 // it is the cheap path when the rows held in memory move up (eviction). Pages of p in
 // memory are shared with the result. p is left as it was (the caller closes it). Like
-// BuildPages it does I/O on the calling goroutine.
-func (p *Pages) Extend(hi session.ID) (*Pages, error) {
+// BuildPages it does I/O on the calling goroutine and stops when ctx is done.
+func (p *Pages) Extend(ctx context.Context, hi session.ID) (*Pages, error) {
 	if hi < p.hi {
 		return nil, fmt.Errorf("viewmodel: Extend to %d below the covered %d", hi, p.hi)
 	}
@@ -140,7 +142,7 @@ func (p *Pages) Extend(hi session.ID) (*Pages, error) {
 		}
 	}
 	p.mu.Unlock()
-	if err := q.scan(after, p.hi); err != nil {
+	if err := q.scan(ctx, after, p.hi); err != nil {
 		return nil, err
 	}
 	return q, nil
@@ -148,9 +150,12 @@ func (p *Pages) Extend(hi session.ID) (*Pages, error) {
 
 // scan appends the pages of rows with ids in (after, p.hi] to the index, counting the
 // hosts of rows with ids above counted. p is not shared yet.
-func (p *Pages) scan(after, counted session.ID) error {
+func (p *Pages) scan(ctx context.Context, after, counted session.ID) error {
 	f, size, hi := p.filter, p.size, p.hi
 	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		rows, err := p.src.List(store.Query{Filter: f, After: after, Before: hi + 1, Limit: size})
 		if err != nil {
 			return err

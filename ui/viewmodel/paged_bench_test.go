@@ -1,6 +1,7 @@
 package viewmodel
 
 import (
+	"context"
 	"math/rand/v2"
 	"path/filepath"
 	"testing"
@@ -22,7 +23,7 @@ func BenchmarkPagesMillion(b *testing.B) {
 
 	b.Run("index", func(b *testing.B) {
 		for range b.N {
-			p, err := BuildPages(st, nil, 0, 0, 0)
+			p, err := BuildPages(context.Background(), st, nil, 0, 0, 0)
 			if err != nil || p.Len() != n {
 				b.Fatalf("Len %d, %v", p.Len(), err)
 			}
@@ -34,7 +35,7 @@ func BenchmarkPagesMillion(b *testing.B) {
 	}
 	b.Run("index-filtered", func(b *testing.B) {
 		for range b.N {
-			p, err := BuildPages(st, f, 0, 0, 0)
+			p, err := BuildPages(context.Background(), st, f, 0, 0, 0)
 			if err != nil || p.Len() != n/10 {
 				b.Fatalf("Len %d, %v", p.Len(), err)
 			}
@@ -42,20 +43,20 @@ func BenchmarkPagesMillion(b *testing.B) {
 	})
 	b.Run("extend-20k", func(b *testing.B) {
 		// The held window moved up by 20,000 rows (an eviction at the default 200,000).
-		base, err := BuildPages(st, nil, n-200_000, 0, 0)
+		base, err := BuildPages(context.Background(), st, nil, n-200_000, 0, 0)
 		if err != nil {
 			b.Fatal(err)
 		}
 		b.ResetTimer()
 		for range b.N {
-			p, err := base.Extend(n - 180_000)
+			p, err := base.Extend(context.Background(), n-180_000)
 			if err != nil || p.Len() != n-180_000 {
 				b.Fatalf("Len %d, %v", p.Len(), err)
 			}
 		}
 	})
 	jump := func(b *testing.B, f *filter.Expr) {
-		p, err := BuildPages(st, f, 0, 0, 0)
+		p, err := BuildPages(context.Background(), st, f, 0, 0, 0)
 		if err != nil {
 			b.Fatal(err)
 		}

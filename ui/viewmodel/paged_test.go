@@ -1,6 +1,7 @@
 package viewmodel
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -94,7 +95,7 @@ func TestPagesCoverEveryStoredSession(t *testing.T) {
 	if err != nil || len(all) != n {
 		t.Fatalf("listed %d, %v", len(all), err)
 	}
-	p, err := BuildPages(st, nil, 0, 256, 8)
+	p, err := BuildPages(context.Background(), st, nil, 0, 256, 8)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +154,7 @@ func TestPagesWithFilter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := BuildPages(st, f, 0, 100, 4)
+	p, err := BuildPages(context.Background(), st, f, 0, 100, 4)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +185,7 @@ func TestModelPagesBeforeHeldRowsAndLiveAppend(t *testing.T) {
 	m := New(5000)
 	m.Replace(window)
 	oldest := window[len(window)-1].ID
-	p, err := BuildPages(st, nil, oldest-1, 0, 0)
+	p, err := BuildPages(context.Background(), st, nil, oldest-1, 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,7 +243,7 @@ func TestModelPagesBeforeHeldRowsAndLiveAppend(t *testing.T) {
 	}
 	// Resync: a new index replaces (and closes) the old one.
 	m.SortBy(ColID, false)
-	p2, err := BuildPages(st, nil, oldest-1, 0, 0)
+	p2, err := BuildPages(context.Background(), st, nil, oldest-1, 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -273,16 +274,22 @@ func (f *failingLister) List(q store.Query) ([]session.Summary, error) {
 }
 
 func TestPagesErrors(t *testing.T) {
-	if _, err := BuildPages(nil, nil, 0, 0, 0); err == nil {
+	if _, err := BuildPages(context.Background(), nil, nil, 0, 0, 0); err == nil {
 		t.Fatal("BuildPages without a store succeeded")
 	}
 	// The third List call (second page of the index scan) fails: BuildPages says so.
-	if _, err := BuildPages(&failingLister{}, nil, 0, 100, 2); err == nil || err.Error() != "disk on fire" {
+	if _, err := BuildPages(context.Background(), &failingLister{}, nil, 0, 100, 2); err == nil || err.Error() != "disk on fire" {
 		t.Fatalf("BuildPages error = %v", err)
+	}
+	// A cancelled build stops with the context's error.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := BuildPages(ctx, &failingLister{}, nil, 0, 100, 2); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled BuildPages error = %v", err)
 	}
 	// An empty store gives empty pages.
 	st := openFilled(t, 0)
-	p, err := BuildPages(st, nil, 0, 0, 0)
+	p, err := BuildPages(context.Background(), st, nil, 0, 0, 0)
 	if err != nil || p.Len() != 0 || p.At(0) != nil {
 		t.Fatalf("empty store: %v %d", err, p.Len())
 	}
@@ -290,7 +297,7 @@ func TestPagesErrors(t *testing.T) {
 
 func TestPagesFetchErrorIsReported(t *testing.T) {
 	fl := &failingLister{}
-	p, err := BuildPages(fl, nil, 0, 1000, 1) // calls 1 (newest) and 2 (one page of 999)
+	p, err := BuildPages(context.Background(), fl, nil, 0, 1000, 1) // calls 1 (newest) and 2 (one page of 999)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -315,15 +322,15 @@ func TestPagesExtendMatchesAFreshIndex(t *testing.T) {
 	all, _ := st.List(store.Query{})
 	f, _ := filter.Parse("-status:404")
 	for _, cut := range []int{10_239, 10_000} { // the first ends on a full page of 256 matches or not
-		p, err := BuildPages(st, f, all[cut].ID, 256, 16)
+		p, err := BuildPages(context.Background(), st, f, all[cut].ID, 256, 16)
 		if err != nil {
 			t.Fatal(err)
 		}
-		q, err := p.Extend(all[n-1].ID)
+		q, err := p.Extend(context.Background(), all[n-1].ID)
 		if err != nil {
 			t.Fatal(err)
 		}
-		fresh, err := BuildPages(st, f, all[n-1].ID, 256, 16)
+		fresh, err := BuildPages(context.Background(), st, f, all[n-1].ID, 256, 16)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -340,7 +347,7 @@ func TestPagesExtendMatchesAFreshIndex(t *testing.T) {
 				t.Fatalf("cut %d row %d: extended %d, fresh %d", cut, i, a.ID, b.ID)
 			}
 		}
-		if _, err := q.Extend(all[0].ID); err == nil {
+		if _, err := q.Extend(context.Background(), all[0].ID); err == nil {
 			t.Fatal("Extend below the covered range succeeded")
 		}
 		p.Close()
