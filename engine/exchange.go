@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptrace"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -304,7 +305,7 @@ func (x *exchange) gotResponse(resp *http.Response) {
 	}
 	s.Response = &session.Response{
 		Status: resp.StatusCode,
-		Reason: strings.TrimSpace(strings.TrimPrefix(resp.Status, fmt.Sprint(resp.StatusCode))),
+		Reason: statusReason(resp.Status, resp.StatusCode),
 		Proto:  protoName(resp.ProtoMajor),
 		Header: h,
 	}
@@ -316,6 +317,16 @@ func (x *exchange) gotResponse(resp *http.Response) {
 	if s.Timings.FirstByte.IsZero() {
 		s.Timings.FirstByte = time.Now()
 	}
+}
+
+// statusReason is the reason phrase of a status line's "200 OK" part, without allocating.
+func statusReason(status string, code int) string {
+	var b [20]byte
+	c := strconv.AppendInt(b[:0], int64(code), 10)
+	if len(status) >= len(c) && status[:len(c)] == string(c) {
+		status = status[len(c):]
+	}
+	return strings.TrimSpace(status)
 }
 
 var hopHeaders = []string{"Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate",

@@ -1,0 +1,26 @@
+package engine
+
+import "testing"
+
+func TestStatusReason(t *testing.T) {
+	for _, c := range []struct {
+		status string
+		code   int
+		want   string
+	}{
+		{"200 OK", 200, "OK"},
+		{"404 Not Found", 404, "Not Found"},
+		{"200", 200, ""},
+		{"", 200, ""},
+		{"599 ", 599, ""},
+		{"Weird 200", 200, "Weird 200"}, // no code prefix: kept as is
+		{"2000 x", 200, "0 x"},
+	} {
+		if got := statusReason(c.status, c.code); got != c.want {
+			t.Errorf("statusReason(%q, %d) = %q, want %q", c.status, c.code, got, c.want)
+		}
+	}
+	if n := testing.AllocsPerRun(100, func() { statusReason("200 OK", 200) }); n != 0 {
+		t.Errorf("statusReason allocates %v times", n)
+	}
+}
