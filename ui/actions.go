@@ -242,8 +242,8 @@ func (u *UI) nextLocalID() session.ID {
 	for id := range u.recent {
 		maxID = max(maxID, id)
 	}
-	for i := 0; i < u.model.Len(); i++ {
-		maxID = max(maxID, u.model.At(i).ID)
+	for _, id := range u.model.VisibleIDs() { // only used without a store: nothing is paged
+		maxID = max(maxID, id)
 	}
 	return maxID + 1
 }
