@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"crypto/x509"
 	"errors"
@@ -230,14 +231,22 @@ func (inst *instance) runHeadless(sub *engine.Subscription, serveErr <-chan erro
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sig)
 	defer sub.Close()
+	// Lines are buffered while more events wait and flushed when the feed is drained: one
+	// write per burst instead of one per session, and never a line held back.
+	out := bufio.NewWriterSize(stdout, 32<<10)
+	defer out.Flush()
 	for {
 		select {
 		case ev := <-sub.C:
 			switch ev.Kind {
 			case engine.EventComplete:
-				fmt.Fprintln(stdout, formatSessionLine(ev.Summary))
+				out.WriteString(formatSessionLine(ev.Summary))
+				out.WriteByte('\n')
 			case engine.EventResync:
-				fmt.Fprintf(stdout, "(output fell behind: %d session lines skipped; they are in the store)\n", sub.Dropped())
+				fmt.Fprintf(out, "(output fell behind: %d session lines skipped; they are in the store)\n", sub.Dropped())
+			}
+			if len(sub.C) == 0 {
+				out.Flush()
 			}
 		case <-sig:
 			return nil
