@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"inspector/internal/atomicfile"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -66,28 +67,7 @@ func writeJournal(dataDir string, j *Journal) error {
 	if err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(dataDir, JournalFile+".*.tmp")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp)
-	if err := f.Chmod(0o600); err != nil {
-		f.Close()
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp, filepath.Join(dataDir, JournalFile))
+	return atomicfile.WriteFile(filepath.Join(dataDir, JournalFile), data, 0o600)
 }
 
 func removeJournal(dataDir string) error {

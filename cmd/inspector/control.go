@@ -21,6 +21,7 @@ import (
 
 	"inspector/engine/filter"
 	"inspector/engine/session"
+	"inspector/internal/atomicfile"
 	"inspector/store"
 )
 
@@ -153,23 +154,10 @@ func writeControlFile(path string, info controlInfo) error {
 	if err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), ".control-*.json")
-	if err != nil {
+	if err := atomicfile.WriteFile(path, append(b, '\n'), 0o600); err != nil {
 		return fmt.Errorf("control API: %w", err)
 	}
-	defer os.Remove(f.Name())
-	if err := f.Chmod(0o600); err != nil {
-		f.Close()
-		return err
-	}
-	if _, err := f.Write(append(b, '\n')); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
+	return nil
 }
 
 // authorize checks the bearer token (in constant time) and the Host header.

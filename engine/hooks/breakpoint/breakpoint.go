@@ -35,7 +35,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -46,6 +45,7 @@ import (
 	"inspector/engine"
 	"inspector/engine/filter"
 	"inspector/engine/session"
+	"inspector/internal/atomicfile"
 )
 
 // Phase says at which stage a breakpoint pauses.
@@ -389,25 +389,7 @@ func (m *Manager) save() error {
 	return writeFileAtomic(m.path, append(b, '\n'))
 }
 
-func writeFileAtomic(path string, b []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name())
-	if err := f.Chmod(0o600); err != nil {
-		f.Close()
-		return err
-	}
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
-}
+func writeFileAtomic(path string, b []byte) error { return atomicfile.WriteFile(path, b, 0o600) }
 
 // update applies fn to a copy of the settings, validates, compiles, saves and swaps.
 func (m *Manager) update(fn func(s *Settings) error) error {

@@ -42,6 +42,7 @@ import (
 	"inspector/engine"
 	"inspector/engine/filter"
 	"inspector/engine/session"
+	"inspector/internal/atomicfile"
 )
 
 // Kind names a rule type.
@@ -300,25 +301,7 @@ func (m *Manager) Remove(id int64) error {
 	return fmt.Errorf("rule %d not found", id)
 }
 
-func writeFileAtomic(p string, b []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(p), ".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name())
-	if err := f.Chmod(0o600); err != nil {
-		f.Close()
-		return err
-	}
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), p)
-}
+func writeFileAtomic(p string, b []byte) error { return atomicfile.WriteFile(p, b, 0o600) }
 
 // Install registers the rule hooks on e.
 func (m *Manager) Install(e *engine.Engine) {
