@@ -4,7 +4,7 @@
 GO        ?= go
 TAGS      := migrated_fynedo
 BIN       := inspector
-CORE      := ./engine/... ./store/... ./rootca/... ./platform/...
+CORE      := ./engine/... ./store/... ./rootca/... ./platform/... ./internal/...
 export LANG ?= C.UTF-8
 
 # Debian packages: Fyne's cgo build (GL, X11), tests' tools (curl, NSS certutil, gsettings),
