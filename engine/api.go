@@ -79,6 +79,12 @@ type Config struct {
 	// host) whose QUIC handshakes on the HTTP/3 listener are refused, so the client falls
 	// back to TCP: the "refuse UDP" QUIC policy. Other hosts are intercepted.
 	H3Refuse []string
+	// H3Passthrough lists host globs for the "pass through" QUIC policy: when the Reverse
+	// target's host matches, the HTTP/3 listener relays QUIC datagrams to the target's UDP
+	// port undecrypted (one tunnel session per client address, with byte counts) instead
+	// of intercepting. Reverse mode only (New fails otherwise): the policy cannot yet be
+	// chosen per client SNI. It wins over H3Refuse.
+	H3Passthrough []string
 	// Reverse, when set (an http:// or https:// URL), makes the engine a reverse proxy: the
 	// TCP listener (and the HTTP/3 one) forwards every request to this origin. TLS from
 	// clients is terminated with certificates minted for the SNI or the target's host;

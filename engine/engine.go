@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -137,7 +138,7 @@ func New(cfg Config) (*Engine, error) {
 	default:
 		return nil, fmt.Errorf("unknown upstream protocol %q (want auto, h1, h2 or h3)", cfg.UpstreamProto)
 	}
-	for _, g := range append(append(append([]string(nil), cfg.NoDecrypt...), cfg.UpstreamInsecure...), cfg.H3Refuse...) {
+	for _, g := range slices.Concat(cfg.NoDecrypt, cfg.UpstreamInsecure, cfg.H3Refuse, cfg.H3Passthrough) {
 		if err := checkGlob(g); err != nil {
 			return nil, err
 		}
@@ -242,7 +243,7 @@ func (e *Engine) Serve() error {
 		e.wg.Add(1)
 		go func() {
 			defer e.wg.Done()
-			_ = e.h3srv.srv.Serve(e.h3srv.conn)
+			e.h3srv.serve()
 		}()
 	}
 	if e.rev != nil {
@@ -270,10 +271,7 @@ func (e *Engine) Close(ctx context.Context) error {
 			errc <- nil
 			return
 		}
-		err := e.h3srv.srv.Shutdown(ctx)
-		_ = e.h3srv.srv.Close()
-		_ = e.h3srv.conn.Close()
-		errc <- err
+		errc <- e.h3srv.shutdown(ctx)
 	}()
 	if e.rev != nil {
 		e.ln.Close()

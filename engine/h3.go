@@ -359,10 +359,34 @@ func parseAltSvcH3(v string, now time.Time) (altSvc, bool) {
 	return altSvc{}, false
 }
 
-// h3Server is the inbound HTTP/3 listener (Config.ListenH3).
+// h3Server is the inbound HTTP/3 listener (Config.ListenH3): an HTTP/3 server that
+// decrypts, or, under the pass-through policy, a relay to the origin (relay non-nil).
 type h3Server struct {
-	srv  *http3.Server
-	conn net.PacketConn
+	srv   *http3.Server
+	relay *quicRelay
+	conn  net.PacketConn
+}
+
+// serve runs the listener until shutdown.
+func (h *h3Server) serve() {
+	if h.relay != nil {
+		h.relay.serve()
+		return
+	}
+	_ = h.srv.Serve(h.conn)
+}
+
+// shutdown stops the listener, letting HTTP/3 exchanges finish until ctx ends; relayed
+// flows end at once (QUIC has no graceful hand-off for a relay).
+func (h *h3Server) shutdown(ctx context.Context) error {
+	if h.relay != nil {
+		h.relay.close()
+		return nil
+	}
+	err := h.srv.Shutdown(ctx)
+	_ = h.srv.Close()
+	_ = h.conn.Close()
+	return err
 }
 
 // initH3 opens the HTTP/3 listener when configured.
@@ -376,9 +400,25 @@ func (e *Engine) initH3() error {
 	if !e.cfg.AllowRemote && !isLoopbackListen(e.cfg.ListenH3) {
 		return fmt.Errorf("%w: %s", ErrRemoteListen, e.cfg.ListenH3)
 	}
+	passthrough := false
+	if len(e.cfg.H3Passthrough) > 0 {
+		if e.rev == nil {
+			return errors.New("--h3-passthrough needs --reverse: choosing per host needs the SNI of the QUIC Initial, which is not read")
+		}
+		passthrough = matchAny(e.cfg.H3Passthrough, e.rev.host)
+	}
 	pc, err := net.ListenPacket("udp", e.cfg.ListenH3)
 	if err != nil {
 		return fmt.Errorf("HTTP/3 listener: %w", err)
+	}
+	if passthrough {
+		_, port, _ := net.SplitHostPort(e.rev.authority)
+		if e.isReserved(e.rev.host, port) || pc.LocalAddr().String() == e.rev.authority {
+			pc.Close()
+			return fmt.Errorf("--h3-passthrough: %s is one of Inspector's own addresses", e.rev.authority)
+		}
+		e.h3srv = &h3Server{relay: newQUICRelay(e, pc, e.rev.authority), conn: pc}
+		return nil
 	}
 	tlsConf := &tls.Config{
 		MinVersion: tls.VersionTLS13,
