@@ -42,6 +42,7 @@ type instanceFlags struct {
 	captureLimit, spillLimit                        int64
 	noCapture                                       bool
 	h3Refuse                                        string
+	h3Passthrough                                   string
 }
 
 // runInstance runs the proxy with a window, or headless.
@@ -60,6 +61,7 @@ func runInstance(args []string) error {
 	fs.StringVar(&f.reverse, "reverse", "", "reverse-proxy mode: every request on the listeners goes to this origin (http:// or https:// URL)")
 	fs.StringVar(&f.listenH3, "listen-h3", "", "also accept HTTP/3 (QUIC) on this UDP address, decrypting with minted certificates")
 	fs.StringVar(&f.h3Refuse, "h3-refuse", "", "comma list of host globs whose QUIC handshakes on --listen-h3 are refused, so clients fall back to TCP")
+	fs.StringVar(&f.h3Passthrough, "h3-passthrough", "", "with --reverse: comma list of host globs; when the reverse target's host matches, --listen-h3 relays QUIC to it undecrypted (a tunnel session per client)")
 	fs.Int64Var(&f.captureLimit, "capture-limit", 1<<20, "bytes of each body kept in memory per session (-1: none)")
 	fs.Int64Var(&f.spillLimit, "spill-limit", 64<<20, "bytes of each body kept in all: beyond --capture-limit they go to disk, then into the store (0: keep only --capture-limit)")
 	fs.BoolVar(&f.noCapture, "no-capture", false, "start with recording off: traffic is relayed but no sessions are captured or stored")
@@ -166,6 +168,7 @@ func startInstance(dir string, f instanceFlags) (_ *instance, err error) {
 		UpstreamProto:    f.upstreamProto,
 		ListenH3:         f.listenH3,
 		H3Refuse:         engine.SplitGlobs(f.h3Refuse),
+		H3Passthrough:    engine.SplitGlobs(f.h3Passthrough),
 		Reverse:          f.reverse,
 		FrameSink:        func(id session.ID, frames []session.Frame) { st.PutFrames(id, frames) },
 		CaptureLimit:     f.captureLimit,
