@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	"inspector/engine/session"
@@ -57,17 +56,10 @@ func runFrames(args []string) error {
 	fs := newFlagSet("frames")
 	dataDir := dataDirFlag(fs)
 	asJSON := fs.Bool("json", false, "one JSON object per frame")
-	if err := parseFlags(fs, args); err != nil {
+	id, err := parseSessionArg(fs, args)
+	if err != nil {
 		return err
 	}
-	if fs.NArg() != 1 {
-		return usagef("frames takes one session id")
-	}
-	n, err := strconv.ParseUint(strings.TrimPrefix(fs.Arg(0), "#"), 10, 64)
-	if err != nil || n == 0 {
-		return usagef("frames: %q is not a session id", fs.Arg(0))
-	}
-	id := session.ID(n)
 	dir, err := dataDir()
 	if err != nil {
 		return err
@@ -82,7 +74,7 @@ func runFrames(args []string) error {
 	case src.st != nil:
 		frames, err = src.st.Frames(id)
 	case src.api != nil:
-		err = src.api.do("GET", "/api/v1/sessions/"+strconv.FormatUint(n, 10)+"/frames", nil, &frames)
+		err = src.api.do("GET", "/api/v1/sessions/"+strconv.FormatUint(uint64(id), 10)+"/frames", nil, &frames)
 		var ce *controlError
 		if errors.As(err, &ce) && ce.Status == http.StatusNotFound {
 			err = fmt.Errorf("session %d: %w", id, store.ErrNotFound)

@@ -10,8 +10,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"time"
 
 	"inspector/engine"
@@ -52,11 +50,11 @@ func runReplay(args []string) error {
 	}
 	ids := make([]session.ID, 0, fs.NArg())
 	for _, a := range fs.Args() {
-		n, err := strconv.ParseUint(strings.TrimPrefix(a, "#"), 10, 64)
-		if err != nil || n == 0 {
-			return usagef("replay: %q is not a session id", a)
+		id, err := parseSessionID("replay", a)
+		if err != nil {
+			return err
 		}
-		ids = append(ids, session.ID(n))
+		ids = append(ids, id)
 	}
 	dir, err := dataDir()
 	if err != nil {

@@ -232,17 +232,10 @@ func runShow(args []string) error {
 	fs := newFlagSet("show")
 	dataDir := dataDirFlag(fs)
 	asJSON := fs.Bool("json", false, "the session as JSON")
-	if err := parseFlags(fs, args); err != nil {
+	id, err := parseSessionArg(fs, args)
+	if err != nil {
 		return err
 	}
-	if fs.NArg() != 1 {
-		return usagef("show takes one session id")
-	}
-	n, err := strconv.ParseUint(strings.TrimPrefix(fs.Arg(0), "#"), 10, 64)
-	if err != nil || n == 0 {
-		return usagef("show: %q is not a session id", fs.Arg(0))
-	}
-	id := session.ID(n)
 	dir, err := dataDir()
 	if err != nil {
 		return err

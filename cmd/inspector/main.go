@@ -13,9 +13,12 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"appenv"
+
+	"inspector/engine/session"
 )
 
 // command is one subcommand. run gets the arguments after the command's words.
@@ -146,6 +149,28 @@ func parseNoArgs(fs *flag.FlagSet, args []string) error {
 		return usagef("%s takes no arguments, got %q", strings.TrimPrefix(fs.Name(), "inspector "), fs.Arg(0))
 	}
 	return nil
+}
+
+// parseSessionArg is parseFlags for commands that take exactly one session id ("42" or
+// "#42").
+func parseSessionArg(fs *flag.FlagSet, args []string) (session.ID, error) {
+	if err := parseFlags(fs, args); err != nil {
+		return 0, err
+	}
+	name := strings.TrimPrefix(fs.Name(), "inspector ")
+	if fs.NArg() != 1 {
+		return 0, usagef("%s takes one session id", name)
+	}
+	return parseSessionID(name, fs.Arg(0))
+}
+
+// parseSessionID reads a session id ("42" or "#42").
+func parseSessionID(cmd, s string) (session.ID, error) {
+	n, err := strconv.ParseUint(strings.TrimPrefix(s, "#"), 10, 64)
+	if err != nil || n == 0 {
+		return 0, usagef("%s: %q is not a session id", cmd, s)
+	}
+	return session.ID(n), nil
 }
 
 // dataDirFlag registers --data-dir on fs and returns a getter resolving the default.
