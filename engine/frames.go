@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -199,7 +200,8 @@ func (r *frameRec) take(stream uint64, st *streamFrames) *streamFrames {
 	out := &streamFrames{sid: st.sid, frames: st.frames}
 	r.held -= len(st.frames)
 	st.frames, st.flushed = nil, true
-	out.frames = mergeFrames(r.connFramesFor(out.frames), out.frames)
+	opening, since := r.connFramesFor(out.frames)
+	out.frames = mergeFrames(opening, since, out.frames)
 	return out
 }
 
@@ -208,19 +210,18 @@ func (r *frameRec) take(stream uint64, st *streamFrames) *streamFrames {
 const connOpening = 8
 
 // connFramesFor returns the connection-level frames that go with a stream's frames: the
-// connection's opening ones and those seen since the stream's first frame; r.mu is held.
-func (r *frameRec) connFramesFor(stream []session.Frame) []session.Frame {
+// connection's opening ones and those seen since the stream's first frame, as two
+// subslices of r.conn (no copy; valid while r.mu is held).
+func (r *frameRec) connFramesFor(stream []session.Frame) (opening, since []session.Frame) {
 	if len(stream) == 0 || len(r.conn) <= connOpening {
-		return r.conn
+		return r.conn, nil
 	}
-	since := stream[0].Time
-	i := sort.Search(len(r.conn), func(i int) bool { return !r.conn[i].Time.Before(since) })
+	t := stream[0].Time
+	i := sort.Search(len(r.conn), func(i int) bool { return !r.conn[i].Time.Before(t) })
 	if i <= connOpening {
-		return r.conn
+		return r.conn, nil
 	}
-	out := make([]session.Frame, 0, connOpening+len(r.conn)-i)
-	out = append(out, r.conn[:connOpening]...)
-	return append(out, r.conn[i:]...)
+	return r.conn[:connOpening], r.conn[i:]
 }
 
 // forget drops an unlinked stream; r.mu is held.
@@ -240,26 +241,38 @@ func (r *frameRec) forget(stream uint64, st *streamFrames) {
 	}
 }
 
-// mergeFrames returns the connection frames and the stream frames in time order; each
-// list is in time order already (one parser per direction appends in order, and the two
-// directions' times interleave), so a stable sort of the rare out-of-order pairs follows a
-// linear merge.
-func mergeFrames(connFrames, streamFrames []session.Frame) []session.Frame {
-	out := make([]session.Frame, 0, len(connFrames)+len(streamFrames))
+// mergeFrames returns the connection frames (opening then since, which follow each other
+// in time) and the stream frames in time order, in one new slice; each list is in time
+// order already (one parser per direction appends in order, and the two directions' times
+// interleave), so a stable sort of the rare out-of-order pairs follows a linear merge.
+func mergeFrames(opening, since, streamFrames []session.Frame) []session.Frame {
+	nc := len(opening) + len(since)
+	out := make([]session.Frame, 0, nc+len(streamFrames))
+	conn := func(i int) *session.Frame {
+		if i < len(opening) {
+			return &opening[i]
+		}
+		return &since[i-len(opening)]
+	}
 	i, j := 0, 0
-	for i < len(connFrames) && j < len(streamFrames) {
-		if streamFrames[j].Time.Before(connFrames[i].Time) {
+	for i < nc && j < len(streamFrames) {
+		if c := conn(i); streamFrames[j].Time.Before(c.Time) {
 			out = append(out, streamFrames[j])
 			j++
 		} else {
-			out = append(out, connFrames[i])
+			out = append(out, *c)
 			i++
 		}
 	}
-	out = append(out, connFrames[i:]...)
+	for ; i < nc; i++ {
+		out = append(out, *conn(i))
+	}
 	out = append(out, streamFrames[j:]...)
-	if !sort.SliceIsSorted(out, func(a, b int) bool { return out[a].Time.Before(out[b].Time) }) {
-		sort.SliceStable(out, func(a, b int) bool { return out[a].Time.Before(out[b].Time) })
+	for k := 1; k < len(out); k++ {
+		if out[k].Time.Before(out[k-1].Time) {
+			sort.SliceStable(out, func(a, b int) bool { return out[a].Time.Before(out[b].Time) })
+			break
+		}
 	}
 	return out
 }
@@ -606,7 +619,7 @@ func (d *tapDir) record(f http2.Frame, at time.Time) {
 		})
 		sf.Detail = b.String()
 	case *http2.WindowUpdateFrame:
-		sf.Detail = fmt.Sprintf("increment=%d", f.Increment)
+		sf.Detail = "increment=" + strconv.FormatUint(uint64(f.Increment), 10)
 	case *http2.RSTStreamFrame:
 		sf.Detail = "code=" + f.ErrCode.String()
 	case *http2.GoAwayFrame:
@@ -630,7 +643,26 @@ func (d *tapDir) record(f http2.Frame, at time.Time) {
 	}
 }
 
+// h2FlagNames caches h2FlagString for the frame types x/net knows (0..9), so recording
+// a frame allocates no flag string.
+var h2FlagNames = func() (tab [10][256]string) {
+	for t := range tab {
+		for f := range tab[t] {
+			tab[t][f] = h2FlagString(http2.FrameType(t), http2.Flags(f))
+		}
+	}
+	return tab
+}()
+
+// h2Flags names the flags set in f for a frame of type t, joined by "|".
 func h2Flags(t http2.FrameType, f http2.Flags) string {
+	if int(t) < len(h2FlagNames) {
+		return h2FlagNames[t][f]
+	}
+	return h2FlagString(t, f)
+}
+
+func h2FlagString(t http2.FrameType, f http2.Flags) string {
 	var names []string
 	add := func(bit http2.Flags, name string) {
 		if f.Has(bit) {
