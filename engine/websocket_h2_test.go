@@ -18,6 +18,7 @@ import (
 
 	"golang.org/x/net/http2"
 
+	"inspector/engine"
 	"inspector/engine/enginetest"
 	"inspector/engine/session"
 )
@@ -177,5 +178,43 @@ func TestWebSocketOverH2OriginRefuses(t *testing.T) {
 		if s.Flags.Has(session.FlagWebSocket) {
 			t.Errorf("%s: session flagged WebSocket", path)
 		}
+	}
+}
+
+// Reverse mode: an h2 (prior knowledge) client's extended CONNECT reaches the one origin.
+func TestWebSocketOverH2ReverseMode(t *testing.T) {
+	enginetest.RequireNoLeaks(t)
+	o := enginetest.StartOrigin(t, enginetest.OriginH1Plain, nil)
+	p := enginetest.StartProxy(t, func(c *engine.Config) { c.Reverse = o.URL }, o)
+	c, err := net.Dial("tcp", p.Engine.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	cc, err := (&http2.Transport{AllowHTTP: true}).NewClientConn(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cc.Close()
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	req, _ := http.NewRequest(http.MethodConnect, "http://"+p.Engine.Addr()+"/ws", pr)
+	req.Header.Set(":protocol", "websocket")
+	resp, err := cc.RoundTrip(req)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("extended CONNECT: %v %v", resp, err)
+	}
+	defer resp.Body.Close()
+	br := bufio.NewReader(resp.Body)
+	if err := enginetest.WriteWSFrame(pw, 1, []byte("through reverse"), true); err != nil {
+		t.Fatal(err)
+	}
+	if op, data, err := enginetest.ReadWSFrame(br); err != nil || op != 1 || string(data) != "through reverse" {
+		t.Fatalf("echo: op %d %q %v", op, data, err)
+	}
+	pw.Close()
+	s := p.Next(t)
+	if !s.Flags.Has(session.FlagWebSocket) || len(s.Messages) < 2 {
+		t.Fatalf("flags %b, %d messages", s.Flags, len(s.Messages))
 	}
 }
