@@ -208,3 +208,22 @@ func TestCurl(t *testing.T) {
 		}
 	}
 }
+
+// TestLoopRefusalSeesThroughSpellings: the proxy's own address written another way (a port
+// with leading zeros, an IPv4-mapped IPv6 address, another loopback name) is still refused.
+func TestLoopRefusalSeesThroughSpellings(t *testing.T) {
+	et.RequireNoLeaks(t)
+	p := et.StartProxy(t, nil)
+	_, port, _ := net.SplitHostPort(p.Addr())
+	c := p.Client(t, et.ClientH1)
+	for _, host := range []string{"127.0.0.1:0" + port, "[::ffff:127.0.0.1]:" + port, "LOCALHOST:" + port, "localhost.:" + port} {
+		resp, err := c.Get("http://" + host + "/x")
+		if err != nil {
+			t.Fatalf("%s: %v", host, err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusLoopDetected {
+			t.Errorf("%s: %s, want 508", host, resp.Status)
+		}
+	}
+}

@@ -23,6 +23,8 @@ import (
 	"net"
 	"net/http"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -66,7 +68,10 @@ type Engine struct {
 	hijacked   map[net.Conn]struct{}
 	wg         sync.WaitGroup
 	closed     atomic.Bool
-	reserved   map[string]bool // host:port literals never dialed
+	reserved   map[string]bool // host:port literals never dialed (canonicalHostPort)
+	// reservedLoopPorts: ports of loopback or wildcard listeners of ours; any loopback or
+	// unspecified IP with such a port is reserved.
+	reservedLoopPorts map[string]bool
 
 	framesDropped atomic.Uint64
 	upFrames      sync.Map // upstream connection id → *frameRec (frame capture on)
@@ -159,6 +164,8 @@ func New(cfg Config) (*Engine, error) {
 		inFlight: map[session.ID]session.Summary{},
 		hijacked: map[net.Conn]struct{}{},
 		reserved: map[string]bool{},
+
+		reservedLoopPorts: map[string]bool{},
 	}
 	e.capture.Store(true)
 	e.observers.Store(&[]Observer{})
@@ -216,13 +223,31 @@ func (e *Engine) reserve(addr string) {
 	if err != nil {
 		return
 	}
+	host, port = canonicalHostPort(host, port)
 	e.reserved[net.JoinHostPort(host, port)] = true
 	ip := net.ParseIP(host)
 	if host == "localhost" || ip == nil || ip.IsLoopback() || ip.IsUnspecified() {
-		for _, h := range []string{"127.0.0.1", "::1", "localhost", "0.0.0.0", "::"} {
-			e.reserved[net.JoinHostPort(h, port)] = true
-		}
+		// Every loopback or unspecified address reaches such a listener.
+		e.reserved[net.JoinHostPort("localhost", port)] = true
+		e.reservedLoopPorts[port] = true
 	}
+}
+
+// canonicalHostPort spells host and port the one way reservations are keyed: IPs in their
+// canonical form (IPv4-mapped IPv6 as IPv4), names lower-case without a trailing dot,
+// ports as plain decimal ("08080" is 8080).
+func canonicalHostPort(host, port string) (string, string) {
+	host = strings.TrimSuffix(strings.ToLower(strings.Trim(host, "[]")), ".")
+	if ip := net.ParseIP(host); ip != nil {
+		if v4 := ip.To4(); v4 != nil {
+			ip = v4
+		}
+		host = ip.String()
+	}
+	if n, err := strconv.ParseUint(port, 10, 16); err == nil {
+		port = strconv.FormatUint(n, 10)
+	}
+	return host, port
 }
 
 // Reserve adds an address (host:port) the proxy must refuse to forward to, e.g. a control

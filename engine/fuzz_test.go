@@ -308,7 +308,7 @@ func FuzzConnectTarget(f *testing.F) {
 			if fp.e.isReserved(dh, dp) {
 				t.Fatalf("CONNECT %q dialed the proxy's own address %s", target, d)
 			}
-			if dp != port {
+			if _, want := canonicalHostPort("", port); dp != want {
 				t.Fatalf("CONNECT %q dialed port %s", target, dp)
 			}
 		}

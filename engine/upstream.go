@@ -12,7 +12,7 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"net/http/httputil"
-	"strings"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -205,7 +205,7 @@ func (u *upstream) dialContext(ctx context.Context, network, addr string) (net.C
 	if err != nil {
 		return nil, err
 	}
-	if ra, ok := c.RemoteAddr().(*net.TCPAddr); ok && u.e.isReserved(ra.IP.String(), port) {
+	if ra, ok := c.RemoteAddr().(*net.TCPAddr); ok && u.e.isReserved(ra.IP.String(), strconv.Itoa(ra.Port)) {
 		c.Close()
 		return nil, errReserved
 	}
@@ -234,7 +234,12 @@ func connIDOf(c net.Conn) uint64 {
 }
 
 func (e *Engine) isReserved(host, port string) bool {
-	return e.reserved[net.JoinHostPort(strings.Trim(host, "[]"), port)]
+	host, port = canonicalHostPort(host, port)
+	if e.reserved[net.JoinHostPort(host, port)] {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && (ip.IsLoopback() || ip.IsUnspecified()) && e.reservedLoopPorts[port]
 }
 
 // rewrite points the outgoing request at the exchange's target and keeps the request as
