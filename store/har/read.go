@@ -375,6 +375,10 @@ func (re *rEntry) session(lim Limits, ours bool) (*session.Session, *Error) {
 		return nil, errf("startedDateTime", "want an ISO 8601 date-time, got %q", *re.StartedDateTime)
 	}
 	s.Started = started.UTC()
+	if y := s.Started.Year(); y < 1 || y > 9999 {
+		// HAR (and our own export) writes four-digit UTC years only.
+		return nil, errf("startedDateTime", "%q is outside the years 0001–9999 in UTC", *re.StartedDateTime)
+	}
 
 	// Request.
 	rq := re.Request
