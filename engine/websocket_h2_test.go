@@ -151,8 +151,10 @@ func TestWebSocketOverH2ExtendedConnect(t *testing.T) {
 			if fmt.Sprint(fromClient) != fmt.Sprint(msgs) || fmt.Sprint(fromServer) != fmt.Sprint(msgs) {
 				t.Errorf("recorded %d client and %d server text messages", len(fromClient), len(fromServer))
 			}
-			if binary != 2 || closes != 2 {
-				t.Errorf("recorded %d binary and %d close messages, want 2 and 2", binary, closes)
+			// The relay ends when the first direction closes, so the origin's echoed close
+			// frame may arrive after the session completed: one or two closes are recorded.
+			if binary != 2 || closes < 1 || closes > 2 {
+				t.Errorf("recorded %d binary and %d close messages, want 2 and 1–2", binary, closes)
 			}
 		})
 	}
