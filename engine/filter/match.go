@@ -142,7 +142,8 @@ func writeQuoted(b *strings.Builder, v string) {
 
 // plainValue reports whether a field value can be written without quotes.
 func plainValue(v string) bool {
-	if v == "" || v[0] == '"' {
+	// "field://…" would lex as a pasted URL (a bare word), not as field:value.
+	if v == "" || v[0] == '"' || strings.HasPrefix(v, "//") {
 		return false
 	}
 	for i := 0; i < len(v); i++ {
