@@ -33,27 +33,13 @@ func h2WSStream(t *testing.T, p *enginetest.Proxy, target string) (*http.Respons
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := net.Dial("tcp", p.Engine.Addr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	br := bufio.NewReader(c)
-	fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", u.Host, u.Host)
-	resp, err := http.ReadResponse(br, nil)
-	if err != nil || resp.StatusCode != 200 {
-		t.Fatalf("CONNECT: %v %v", resp, err)
-	}
-	var conn net.Conn = c
+	var alpn []string
 	if u.Scheme == "https" {
-		tc := tls.Client(c, &tls.Config{RootCAs: p.CAPool(), ServerName: u.Hostname(), NextProtos: []string{"h2"}})
-		if err := tc.Handshake(); err != nil {
-			t.Fatal(err)
-		}
-		if tc.ConnectionState().NegotiatedProtocol != "h2" {
-			t.Fatalf("ALPN %q", tc.ConnectionState().NegotiatedProtocol)
-		}
-		conn = tc
+		alpn = []string{"h2"}
+	}
+	conn, _ := p.Tunnel(t, u.Host, alpn)
+	if tc, ok := conn.(*tls.Conn); ok && tc.ConnectionState().NegotiatedProtocol != "h2" {
+		t.Fatalf("ALPN %q", tc.ConnectionState().NegotiatedProtocol)
 	}
 	tr := &http2.Transport{AllowHTTP: true}
 	cc, err := tr.NewClientConn(conn)
@@ -69,7 +55,7 @@ func h2WSStream(t *testing.T, p *enginetest.Proxy, target string) (*http.Respons
 	}
 	req.Header.Set(":protocol", "websocket")
 	req.Header.Set("Sec-WebSocket-Version", "13")
-	resp, err = cc.RoundTrip(req)
+	resp, err := cc.RoundTrip(req)
 	if err != nil {
 		t.Fatalf("extended CONNECT: %v", err)
 	}

@@ -373,6 +373,34 @@ func serveWSEcho(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// Tunnel opens a CONNECT tunnel through the proxy to hostport and, when alpn is not nil,
+// a TLS connection inside it that trusts the proxy's CA and offers alpn. The returned
+// reader must be used for reads (it may hold bytes read past the CONNECT answer). The
+// connection is closed at the end of the test.
+func (p *Proxy) Tunnel(t testing.TB, hostport string, alpn []string) (net.Conn, *bufio.Reader) {
+	t.Helper()
+	c, err := net.Dial("tcp", p.Engine.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	br := bufio.NewReader(c)
+	fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", hostport, hostport)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("CONNECT: %v %v", resp, err)
+	}
+	if alpn == nil {
+		return c, br
+	}
+	host, _, _ := net.SplitHostPort(hostport)
+	tc := tls.Client(c, &tls.Config{RootCAs: p.CAPool(), ServerName: host, NextProtos: alpn})
+	if err := tc.Handshake(); err != nil {
+		t.Fatal(err)
+	}
+	return tc, bufio.NewReader(tc)
+}
+
 // WSDial opens a WebSocket to wsURL (ws:// or wss://) through the proxy.
 func (p *Proxy) WSDial(t testing.TB, target string) (net.Conn, *bufio.Reader) {
 	t.Helper()
@@ -380,29 +408,14 @@ func (p *Proxy) WSDial(t testing.TB, target string) (net.Conn, *bufio.Reader) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := net.Dial("tcp", p.Engine.Addr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	br := bufio.NewReader(c)
-	fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", u.Host, u.Host)
-	resp, err := http.ReadResponse(br, nil)
-	if err != nil || resp.StatusCode != 200 {
-		t.Fatalf("CONNECT: %v %v", resp, err)
-	}
-	var conn net.Conn = c
+	var alpn []string
 	if u.Scheme == "wss" {
-		tc := tls.Client(c, &tls.Config{RootCAs: p.CAPool(), ServerName: u.Hostname(), NextProtos: []string{"http/1.1"}})
-		if err := tc.Handshake(); err != nil {
-			t.Fatal(err)
-		}
-		conn = tc
-		br = bufio.NewReader(tc)
+		alpn = []string{"http/1.1"}
 	}
+	conn, br := p.Tunnel(t, u.Host, alpn)
 	key := base64.StdEncoding.EncodeToString(RandomBytes(16))
 	fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: %s\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: %s\r\nSec-WebSocket-Version: 13\r\n\r\n", u.RequestURI(), u.Host, key)
-	resp, err = http.ReadResponse(br, nil)
+	resp, err := http.ReadResponse(br, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
