@@ -42,6 +42,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/net/http/httpguts"
+
 	"inspector/engine"
 	"inspector/engine/filter"
 	"inspector/engine/session"
@@ -226,18 +228,7 @@ func (e *Edits) Validate(p Phase) error {
 	return nil
 }
 
-func validToken(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c <= ' ' || c >= 0x7f || strings.IndexByte(`"(),/:;<=>?@[\]{}`, c) >= 0 {
-			return false
-		}
-	}
-	return true
-}
+func validToken(s string) bool { return httpguts.ValidHeaderFieldName(s) }
 
 // Answer is a custom response for Respond.
 type Answer struct {
@@ -622,16 +613,32 @@ func streaming(h http.Header) bool {
 	return strings.HasPrefix(ct, "text/event-stream") || strings.HasPrefix(ct, "application/grpc")
 }
 
-func gunzip(b []byte) ([]byte, bool) {
-	zr, err := gzip.NewReader(bytes.NewReader(b))
+// holdBody reads a body to be shown while paused (up to MaxBody; *body is replaced by one
+// that still delivers every byte). Endless streams (event streams, gRPC) are not read:
+// they pause at their head with trunc set.
+func holdBody(h http.Header, body *io.ReadCloser) (raw []byte, trunc bool, err error) {
+	if streaming(h) {
+		return nil, *body != nil && *body != http.NoBody, nil
+	}
+	raw, rest, trunc, err := readBody(*body)
 	if err != nil {
-		return nil, false
+		return nil, false, err
 	}
-	out, err := io.ReadAll(io.LimitReader(zr, MaxBody+1))
-	if err != nil || len(out) > MaxBody {
-		return nil, false
+	if rest != nil {
+		*body = rest
 	}
-	return out, true
+	return raw, trunc, nil
+}
+
+// editableBody is what the editor shows: a whole gzip body decoded (an edit is gzipped
+// again), anything else as it travelled.
+func editableBody(h http.Header, raw []byte, trunc bool) (body []byte, decoded string) {
+	if !trunc && strings.EqualFold(h.Get("Content-Encoding"), "gzip") {
+		if d, _, err := session.DecodeBody(h, raw, MaxBody); err == nil {
+			return d, "gzip"
+		}
+	}
+	return raw, ""
 }
 
 func gzipBytes(b []byte) []byte {
@@ -679,27 +686,13 @@ func (m *Manager) OnRequest(ctx context.Context, f *engine.Flow) error {
 		return nil
 	}
 	r := f.Request
-	var raw []byte
-	var trunc bool
-	if streaming(r.Header) {
-		trunc = r.Body != nil && r.Body != http.NoBody
-	} else {
-		var body io.ReadCloser
-		var err error
-		if raw, body, trunc, err = readBody(r.Body); err != nil {
-			return fmt.Errorf("breakpoint: reading the request body: %w", err)
-		}
-		if body != nil {
-			r.Body = body
-		}
+	raw, trunc, err := holdBody(r.Header, &r.Body)
+	if err != nil {
+		return fmt.Errorf("breakpoint: reading the request body: %w", err)
 	}
 	info := Paused{ID: f.Session.ID, Phase: PhaseRequest, Breakpoint: bp, Since: time.Now(),
-		Method: r.Method, URL: f.Session.Request.URL, Header: r.Header.Clone(), Body: raw, BodyTruncated: trunc}
-	if !trunc && strings.EqualFold(r.Header.Get("Content-Encoding"), "gzip") {
-		if d, ok := gunzip(raw); ok {
-			info.Body, info.Decoded = d, "gzip"
-		}
-	}
+		Method: r.Method, URL: f.Session.Request.URL, Header: r.Header.Clone(), BodyTruncated: trunc}
+	info.Body, info.Decoded = editableBody(r.Header, raw, trunc)
 	d := m.wait(ctx, info)
 	switch d.kind {
 	case decAbort:
@@ -792,28 +785,14 @@ func (m *Manager) OnResponse(ctx context.Context, f *engine.Flow) error {
 	if resp.StatusCode == http.StatusSwitchingProtocols {
 		return nil // an upgraded connection has no body to edit
 	}
-	var raw []byte
-	var trunc bool
-	if streaming(resp.Header) {
-		trunc = resp.Body != nil && resp.Body != http.NoBody
-	} else {
-		var body io.ReadCloser
-		var err error
-		if raw, body, trunc, err = readBody(resp.Body); err != nil {
-			return fmt.Errorf("breakpoint: reading the response body: %w", err)
-		}
-		if body != nil {
-			resp.Body = body
-		}
+	raw, trunc, err := holdBody(resp.Header, &resp.Body)
+	if err != nil {
+		return fmt.Errorf("breakpoint: reading the response body: %w", err)
 	}
 	info := Paused{ID: f.Session.ID, Phase: PhaseResponse, Breakpoint: bp, Since: time.Now(),
 		Method: f.Session.Request.Method, URL: f.Session.Request.URL, Status: resp.StatusCode,
-		Header: resp.Header.Clone(), Body: raw, BodyTruncated: trunc}
-	if !trunc && strings.EqualFold(resp.Header.Get("Content-Encoding"), "gzip") {
-		if d, ok := gunzip(raw); ok {
-			info.Body, info.Decoded = d, "gzip"
-		}
-	}
+		Header: resp.Header.Clone(), BodyTruncated: trunc}
+	info.Body, info.Decoded = editableBody(resp.Header, raw, trunc)
 	d := m.wait(ctx, info)
 	switch d.kind {
 	case decAbort:

@@ -39,6 +39,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/net/http/httpguts"
+
 	"inspector/engine"
 	"inspector/engine/filter"
 	"inspector/engine/session"
@@ -164,18 +166,7 @@ func (r Rule) compile() (*compiledRule, error) {
 // Validate checks a rule.
 func (r Rule) Validate() error { _, err := r.compile(); return err }
 
-func validToken(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c <= ' ' || c >= 0x7f || strings.IndexByte(`"(),/:;<=>?@[\]{}`, c) >= 0 {
-			return false
-		}
-	}
-	return true
-}
+func validToken(s string) bool { return httpguts.ValidHeaderFieldName(s) }
 
 type chain struct{ rules []*compiledRule }
 
