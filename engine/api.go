@@ -27,10 +27,11 @@ type Config struct {
 	UpstreamInsecure []string
 	// NoDecrypt lists host globs that are tunnelled without decryption.
 	NoDecrypt []string
-	// UpstreamProto is "auto" (default: ALPN offers h2 and http/1.1, and an origin that
-	// advertises h3 with Alt-Svc is reached over HTTP/3 until the advertisement's max age,
-	// falling back to TCP when QUIC fails), "h1", "h2" or "h3" (for https origins; plain
-	// http origins always get HTTP/1.1).
+	// UpstreamProto is "auto" (default: ALPN follows the client: requests from HTTP/1.1
+	// clients offer http/1.1, those from HTTP/2 and HTTP/3 clients and from Send offer h2
+	// and http/1.1; and an origin that advertises h3 with Alt-Svc is reached over HTTP/3
+	// until the advertisement's max age, falling back to TCP when QUIC fails), "h1", "h2"
+	// or "h3" (for https origins; plain http origins always get HTTP/1.1).
 	UpstreamProto string
 
 	// CaptureLimit caps the bytes of each body kept in memory for the session; the rest

@@ -45,8 +45,9 @@ func wantProto(m mode) (client, upstream string) {
 	if m.client == et.ClientH2 && m.origin != et.OriginH1Plain {
 		client = session.HTTP2
 	}
+	// auto mode follows the client: HTTP/1.1 clients get HTTP/1.1 upstream.
 	upstream = session.HTTP1
-	if m.origin == et.OriginH2TLS {
+	if m.origin == et.OriginH2TLS && client == session.HTTP2 {
 		upstream = session.HTTP2
 	}
 	return

@@ -38,8 +38,8 @@ func TestAltSvcMovesAutoModeToH3(t *testing.T) {
 
 	get(t, c, o.URL+"/echo")
 	s := p.Next(t)
-	if s.Upstream.Proto != session.HTTP2 || s.Upstream.ProtoReason != "" {
-		t.Fatalf("first request: upstream %q (%q), want h2 over TCP", s.Upstream.Proto, s.Upstream.ProtoReason)
+	if s.Upstream.Proto != session.HTTP1 || s.Upstream.ProtoReason != "" {
+		t.Fatalf("first request: upstream %q (%q), want h1 over TCP (the client's protocol)", s.Upstream.Proto, s.Upstream.ProtoReason)
 	}
 	resp, _ := get(t, c, o.URL+"/echo")
 	if resp.Header.Get("X-Echo-Proto") != "HTTP/3.0" {
@@ -75,7 +75,7 @@ func TestAltSvcFallsBackToTCPWhenQUICFails(t *testing.T) {
 		h.ServeHTTP(w, r)
 	}))
 	p := et.StartProxy(t, func(c *engine.Config) { c.DialTimeout = 500 * time.Millisecond }, o)
-	c := p.Client(t, et.ClientH1)
+	c := p.Client(t, et.ClientH2) // an HTTP/2 client: auto mode offers h2 to the origin
 	get(t, c, o.URL+"/echo")
 	p.Next(t)
 	resp, _ := get(t, c, o.URL+"/echo")

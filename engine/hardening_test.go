@@ -986,6 +986,13 @@ func TestHostileOrigins(t *testing.T) {
 		c.UpstreamRoots.AddCert(cert1)
 		c.UpstreamRoots.AddCert(cert2)
 	}, good)
+	// HTTP/1.1 clients reach the h2-only origin through a proxy that forces h2 upstream
+	// (auto mode would offer them only http/1.1, as their client did).
+	pH2 := et.StartProxy(t, func(c *engine.Config) {
+		c.UpstreamProto = "h2"
+		c.UpstreamRoots.AddCert(cert1)
+		c.UpstreamRoots.AddCert(cert2)
+	}, good)
 	cases := []struct {
 		o      *hostileOrigin
 		path   string
@@ -1005,12 +1012,16 @@ func TestHostileOrigins(t *testing.T) {
 	}
 	only := os.Getenv("INSPECTOR_HOSTILE_ONLY") // one path, for debugging
 	for _, kind := range []string{et.ClientH1, et.ClientH2} {
-		c := p.Client(t, kind)
-		c.Timeout = 15 * time.Second
 		for _, tc := range cases {
 			if only != "" && tc.path != only {
 				continue
 			}
+			p := p
+			if kind == et.ClientH1 && tc.o == h2o {
+				p = pH2
+			}
+			c := p.Client(t, kind)
+			c.Timeout = 15 * time.Second
 			name := kind + " → " + tc.o.proto + tc.path
 			resp, err := c.Get("https://" + tc.o.addr + tc.path)
 			if err != nil {

@@ -33,8 +33,9 @@ func startCell(t *testing.T, c matrixCell, mod func(*engine.Config)) (*http.Clie
 		o = et.StartOrigin(t, et.OriginH1TLS, nil)
 		base, wantUp = o.URL, session.HTTP1
 	case "h2":
+		// Forced, so HTTP/1.1 clients cross to HTTP/2 too (auto would follow the client).
 		o = et.StartOrigin(t, et.OriginH2TLS, nil)
-		base, wantUp = o.URL, session.HTTP2
+		base, wantUp, upProto = o.URL, session.HTTP2, "h2"
 	case "h3":
 		o = et.StartOrigin(t, et.OriginH3, nil)
 		base, wantUp, upProto = o.H3URL, session.HTTP3, "h3"

@@ -28,9 +28,13 @@ type upstream struct {
 	dialer net.Dialer
 	secure http.RoundTripper // verifies certificates
 	lax    http.RoundTripper // for --upstream-insecure hosts only
-	plain  *http.Transport   // http:// origins
-	h3     *h3Pool           // HTTP/3 origins (--upstream-proto h3, or after Alt-Svc in auto)
-	altSvc altSvcCache
+	// secureH1 and laxH1 offer only http/1.1 in ALPN: auto mode sends HTTP/1.1 clients'
+	// requests through them, so the origin sees the protocol the client chose (nil in the
+	// forced modes).
+	secureH1, laxH1 http.RoundTripper
+	plain           *http.Transport // http:// origins
+	h3              *h3Pool         // HTTP/3 origins (--upstream-proto h3, or after Alt-Svc in auto)
+	altSvc          altSvcCache
 	// secureTLS and laxTLS are the TLS settings of secure and lax, for the h3 pool.
 	secureTLS, laxTLS *tls.Config
 	closer            []func()
@@ -60,6 +64,10 @@ func newUpstream(e *Engine) (*upstream, error) {
 	}
 	if u.lax, err = u.newTLSTransport(roots, true); err != nil {
 		return nil, err
+	}
+	if e.cfg.UpstreamProto == "auto" {
+		u.secureH1 = u.newH1Transport(roots, false)
+		u.laxH1 = u.newH1Transport(roots, true)
 	}
 	u.plain = u.baseTransport()
 	u.closer = append(u.closer, u.plain.CloseIdleConnections)
@@ -147,11 +155,7 @@ func (u *upstream) newTLSTransport(roots *x509.CertPool, insecure bool) (http.Ro
 		u.closer = append(u.closer, t.CloseIdleConnections)
 		return t, nil
 	case "h1":
-		tlsConf.NextProtos = []string{"http/1.1"}
-		t := u.baseTransport()
-		t.TLSClientConfig = tlsConf
-		u.closer = append(u.closer, t.CloseIdleConnections)
-		return t, nil
+		return u.newH1Transport(roots, insecure), nil
 	default: // auto: let ALPN decide, with x/net/http2 serving h2
 		tlsConf.NextProtos = []string{"h2", "http/1.1"}
 		t := u.baseTransport()
@@ -179,6 +183,31 @@ func (u *upstream) newTLSTransport(roots *x509.CertPool, insecure bool) (http.Ro
 		u.closer = append(u.closer, t.CloseIdleConnections)
 		return t, nil
 	}
+}
+
+// newH1Transport is a TLS transport whose ALPN offers only http/1.1.
+func (u *upstream) newH1Transport(roots *x509.CertPool, insecure bool) *http.Transport {
+	t := u.baseTransport()
+	t.TLSClientConfig = &tls.Config{
+		RootCAs:            roots,
+		InsecureSkipVerify: insecure, // only for hosts the user listed in --upstream-insecure
+		ClientSessionCache: tls.NewLRUClientSessionCache(1024),
+		NextProtos:         []string{"http/1.1"},
+	}
+	u.closer = append(u.closer, t.CloseIdleConnections)
+	return t
+}
+
+// mirrorsH1 says whether auto mode sends req over HTTP/1.1 because its client spoke
+// HTTP/1.1: the origin then sees what it would have seen without the proxy, as with
+// mitmproxy and HTTP Toolkit. HTTP/2 and HTTP/3 clients, and Send (the composer and
+// replay, which behave like a current browser), get ALPN's choice of h2 or http/1.1.
+func (u *upstream) mirrorsH1(req *http.Request) bool {
+	if u.secureH1 == nil || req.ProtoMajor != 1 {
+		return false
+	}
+	_, sent := req.Context().Value(sendKey{}).(*sendState)
+	return !sent
 }
 
 func (u *upstream) close() {
@@ -281,8 +310,15 @@ func (u *upstream) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.URL.Scheme == "https" {
 		rt = u.secure
 		tlsConf := u.secureTLS
-		if matchAny(u.e.cfg.UpstreamInsecure, req.URL.Hostname()) {
+		insecure := matchAny(u.e.cfg.UpstreamInsecure, req.URL.Hostname())
+		if insecure {
 			rt, tlsConf = u.lax, u.laxTLS
+		}
+		if u.mirrorsH1(req) {
+			rt = u.secureH1
+			if insecure {
+				rt = u.laxH1
+			}
 		}
 		authority = req.URL.Host
 		if req.URL.Port() == "" {

@@ -138,7 +138,7 @@ func TestHeadlessEndToEnd(t *testing.T) {
 	post := filepath.Join(t.TempDir(), "post.bin")
 	os.WriteFile(post, et.RandomBytes(300<<10), 0o644)
 	curl("--http1.1", "--data-binary", "@"+post, "-o", "/dev/null", o2.URL+"/echo")
-	if l := h.nextLine(t); !strings.Contains(l, "200 POST "+o2.URL+"/echo h1→h2") {
+	if l := h.nextLine(t); !strings.Contains(l, "200 POST "+o2.URL+"/echo h1→h1") {
 		t.Errorf("line %q", l)
 	}
 	out := curl("--http2", "-o", "-", o2.URL+"/bytes?n=1048576")
