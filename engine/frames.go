@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -50,7 +51,6 @@ const (
 	maxHeldFrames     = 4096
 	maxConnFrames     = 128 // connection-level frames kept per connection (oldest after the first 16 go)
 	maxEndedUnlinked  = 64  // ended streams kept waiting for a session announcement
-	tapQueueChunks    = 256 // chunks queued per tap direction
 	maxTapFrameLength = 1<<24 - 1
 )
 
@@ -69,6 +69,8 @@ type frameRec struct {
 	ended    []uint64                // ended unlinked streams, oldest first
 	held     int
 	finished bool
+
+	tap *h2Tap // HTTP/2: the tap whose buffers hold this connection's frames not parsed yet
 }
 
 type streamFrames struct {
@@ -77,6 +79,7 @@ type streamFrames struct {
 	frames         []session.Frame
 	endIn, endOut  bool
 	reset, flushed bool
+	done           bool // HTTP/2: the session completed and waits for the stream to end (counted in tap.want)
 }
 
 func newFrameRec(e *Engine, leg, proto string, connID uint64) *frameRec {
@@ -198,6 +201,10 @@ func (r *frameRec) ended1(stream uint64, st *streamFrames) *streamFrames {
 // take removes a linked stream's frames for delivery; r.mu is held.
 func (r *frameRec) take(stream uint64, st *streamFrames) *streamFrames {
 	out := &streamFrames{sid: st.sid, frames: st.frames}
+	if st.done {
+		st.done = false
+		r.tap.want.Add(-1)
+	}
 	r.held -= len(st.frames)
 	st.frames, st.flushed = nil, true
 	opening, since := r.connFramesFor(out.frames)
@@ -348,23 +355,50 @@ func (e *Engine) upstreamRec(connID uint64) *frameRec {
 
 // --- HTTP/2: a tap on the decrypted bytes ---
 
-// h2Tap passes a connection's bytes through unchanged and queues a copy of each read and
-// write for the parser goroutines. It keeps the TLS state visible to x/net/http2.
+// Parsing is lazy: the tap's Read and Write append a shortened copy of the bytes (see
+// shorten) to a per-direction buffer and return; nothing runs in the background. The
+// buffer is parsed, in order, on the goroutine that needs its frames:
+//   - the engine completing a session (frameRec.sessionDone parses both directions);
+//   - a Read or Write that carries a frame ending a stream (END_STREAM or RST_STREAM)
+//     while a completed session still waits for its stream to end (the response's last
+//     frame is usually written after the handler returned);
+//   - a Read or Write that finds the buffer over tapParseBytes or tapParseMarks (so
+//     memory stays bounded on connections whose sessions never complete);
+//   - the connection closing (finish).
+//
+// Capture off: while Engine.capture is off a tap passes bytes straight through. A tap that
+// sees capture off once stops for good (both directions): the bytes it did not see held
+// HPACK table updates, so later header blocks could not be decoded truthfully. Connections
+// opened after capture is back on record as usual.
+const (
+	tapParseBytes = 64 << 10 // buffered copy that triggers an inline parse
+	tapParseMarks = 1024     // buffered reads or writes that trigger an inline parse
+	tapMaxPartial = 1 << 20  // bytes of one unfinished frame or header block that stop capture
+)
+
+// h2Tap passes a connection's bytes through unchanged and keeps a shortened copy of each
+// read and write for lazy parsing. It keeps the TLS state visible to x/net/http2.
 type h2Tap struct {
 	net.Conn
 	in, out *tapDir
 	rec     *frameRec
-	done    atomic.Int32
+	off     atomic.Bool  // capture was seen off: the tap passes bytes through for good
+	want    atomic.Int32 // completed sessions whose streams have not ended yet
+	done    atomic.Int32 // directions closed; the second one finishes the recorder
 }
 
-// newH2Tap wraps c. clientPreface says which direction starts with the client preface:
-// "in" on the client leg, "out" on the upstream leg.
+// newH2Tap wraps c. On the client leg the client preface is read ("in"); on the upstream
+// leg it is written ("out").
 func (e *Engine) newH2Tap(c net.Conn, leg string, connID uint64) *h2Tap {
 	rec := newFrameRec(e, leg, session.HTTP2, connID)
 	t := &h2Tap{Conn: c, rec: rec}
+	rec.tap = t
 	prefaceIn := leg == legClient
 	t.in = newTapDir(t, "in", prefaceIn)
 	t.out = newTapDir(t, "out", !prefaceIn)
+	if !e.capture.Load() {
+		t.off.Store(true)
+	}
 	if leg == legUpstream {
 		e.upFrames.Store(connID, rec)
 	}
@@ -373,7 +407,7 @@ func (e *Engine) newH2Tap(c net.Conn, leg string, connID uint64) *h2Tap {
 
 func (t *h2Tap) Read(p []byte) (int, error) {
 	n, err := t.Conn.Read(p)
-	if n > 0 {
+	if n > 0 && !t.off.Load() {
 		t.in.feed(p[:n])
 	}
 	if err != nil {
@@ -384,7 +418,7 @@ func (t *h2Tap) Read(p []byte) (int, error) {
 
 func (t *h2Tap) Write(p []byte) (int, error) {
 	n, err := t.Conn.Write(p)
-	if n > 0 {
+	if n > 0 && !t.off.Load() {
 		t.out.feed(p[:n])
 	}
 	if err != nil {
@@ -411,30 +445,56 @@ func (t *h2Tap) ConnectionState() tls.ConnectionState {
 
 func (t *h2Tap) NetConn() net.Conn { return t.Conn }
 
-type tapChunk struct {
-	b  []byte
-	at time.Time
+// stopCapture turns the tap into a pass-through for the rest of the connection (capture
+// was turned off) and drops what it buffered.
+func (t *h2Tap) stopCapture() {
+	if t.off.Swap(true) {
+		return
+	}
+	t.in.drop()
+	t.out.drop()
 }
 
-// tapDir is one direction of a tap: a bounded queue and its parser goroutine.
+// parse parses what both directions buffered.
+func (t *h2Tap) parse() {
+	t.in.parse()
+	t.out.parse()
+}
+
+// tapMark: the copy's bytes before end arrived at time at.
+type tapMark struct {
+	end int
+	at  time.Time
+}
+
+// tapDir is one direction of a tap: the shortened copy not parsed yet and the parser.
 type tapDir struct {
 	t       *h2Tap
 	dir     string
-	preface bool
+	preface bool // the direction starts with the client preface (checked by the parser)
 
 	mu     sync.Mutex
-	ch     chan tapChunk
+	buf    []byte    // shortened copy not parsed yet
+	marks  []tapMark // arrival times of buf, in order; the last one ends at len(buf)
+	whole  int       // buf[:whole] holds whole frames (and whole header blocks)
+	spare  []byte    // buf's previous array, reused after a parse
+	spareM []tapMark
 	closed bool
-	dead   atomic.Bool // parsing stopped: overflow or a parse error
+	dead   bool // parsing stopped: a parse error or capture turned off
 
-	// Frame boundaries, so DATA payloads need not be copied (see feed). Touched only by
-	// the goroutine feeding this direction (reads and writes of one direction of a
-	// connection never run concurrently).
-	pre  int     // preface bytes still to pass
-	hdr  [9]byte // frame header being collected
-	hn   int
-	rem  int  // payload bytes left in the current frame
-	skip bool // the current payload is a DATA payload being left out
+	// Frame boundaries, so DATA payloads need not be copied (see shorten). Touched only
+	// under mu.
+	pre     int     // preface bytes still to pass
+	hdr     [9]byte // frame header being collected
+	hn      int
+	rem     int  // payload bytes left in the current frame
+	skip    bool // the current payload is a DATA payload being left out
+	inBlock bool // a header block continues in CONTINUATION frames
+
+	// The parser; touched only under parseMu (which is taken before mu).
+	parseMu sync.Mutex
+	fr      *http2.Framer
+	src     tapSource
 }
 
 // flagTapShortened marks, in the tap's copy, a DATA frame whose payload was left out; its
@@ -442,40 +502,57 @@ type tapDir struct {
 const flagTapShortened http2.Flags = 0x40
 
 func newTapDir(t *h2Tap, dir string, preface bool) *tapDir {
-	d := &tapDir{t: t, dir: dir, preface: preface, ch: make(chan tapChunk, tapQueueChunks)}
+	d := &tapDir{t: t, dir: dir, preface: preface}
 	if preface {
 		d.pre = len(http2.ClientPreface)
 	}
-	go d.run()
 	return d
 }
 
+// feed appends the shortened copy of p (bytes that just passed) and parses inline when
+// the buffer is over its bounds or when p ends a stream that a completed session waits
+// for. Called only by the goroutine reading (or writing) this direction.
 func (d *tapDir) feed(p []byte) {
-	if d.dead.Load() {
+	if !d.t.rec.e.capture.Load() {
+		d.t.stopCapture()
 		return
 	}
-	b := d.shorten(p)
-	if len(b) == 0 {
-		return
-	}
+	at := time.Now()
 	d.mu.Lock()
-	if !d.closed {
-		select {
-		case d.ch <- tapChunk{b: b, at: time.Now()}:
-		default:
-			d.dead.Store(true) // the parser fell behind: stop rather than slow the connection
-			d.t.rec.e.framesDropped.Add(1)
-		}
+	if d.closed || d.dead {
+		d.mu.Unlock()
+		return
+	}
+	n0 := len(d.buf)
+	ends := d.shorten(p)
+	if len(d.buf) > n0 {
+		d.marks = append(d.marks, tapMark{end: len(d.buf), at: at})
+	}
+	over := len(d.buf) >= tapParseBytes || len(d.marks) >= tapParseMarks
+	if len(d.buf)-d.whole > tapMaxPartial {
+		// One frame or header block bigger than any peer should send: stop rather than
+		// hold it.
+		d.dead = true
+		d.buf, d.marks, d.spare, d.spareM, d.whole = nil, nil, nil, nil, 0
+		d.mu.Unlock()
+		r := d.t.rec
+		r.e.framesDropped.Add(1)
+		r.e.cfg.Logf("frame capture stopped on %s connection %d (%s): a frame or header block over %d bytes", r.leg, r.connID, d.dir, tapMaxPartial)
+		return
 	}
 	d.mu.Unlock()
+	if over || ends && d.t.want.Load() > 0 {
+		d.parse()
+	}
 }
 
-// shorten copies p for the parser, leaving out the payloads of unpadded DATA frames: the
-// copy of such a frame gets length 3 and flagTapShortened, and carries the original
-// length. Only the 9-byte frame headers are looked at here (to know where frames end);
-// the parser goroutine's Framer decodes everything.
-func (d *tapDir) shorten(p []byte) []byte {
-	out := make([]byte, 0, min(len(p), 512)) // DATA-heavy chunks shrink to their frame headers
+// shorten appends p to d.buf for the parser, leaving out the payloads of unpadded DATA
+// frames: the copy of such a frame gets length 3 and flagTapShortened, and carries the
+// original length. Only the 9-byte frame headers are looked at here (to know where frames
+// end); the parser's Framer decodes everything. It reports whether p held the header of
+// a frame that ends a stream (END_STREAM on DATA or HEADERS, RST_STREAM). d.mu is held.
+func (d *tapDir) shorten(p []byte) (ends bool) {
+	out := d.buf
 	for len(p) > 0 {
 		switch {
 		case d.pre > 0:
@@ -483,6 +560,9 @@ func (d *tapDir) shorten(p []byte) []byte {
 			out = append(out, p[:n]...)
 			d.pre -= n
 			p = p[n:]
+			if d.pre == 0 {
+				d.whole = len(out)
+			}
 		case d.rem > 0:
 			n := min(d.rem, len(p))
 			if !d.skip {
@@ -490,6 +570,9 @@ func (d *tapDir) shorten(p []byte) []byte {
 			}
 			d.rem -= n
 			p = p[n:]
+			if d.rem == 0 && !d.skip && !d.inBlock {
+				d.whole = len(out)
+			}
 		default:
 			n := copy(d.hdr[d.hn:], p)
 			d.hn += n
@@ -500,7 +583,20 @@ func (d *tapDir) shorten(p []byte) []byte {
 			d.hn = 0
 			h := d.hdr
 			d.rem = int(h[0])<<16 | int(h[1])<<8 | int(h[2])
-			d.skip = http2.FrameType(h[3]) == http2.FrameData && http2.Flags(h[4])&http2.FlagDataPadded == 0 && d.rem > 3
+			typ, flags := http2.FrameType(h[3]), http2.Flags(h[4])
+			switch typ {
+			case http2.FrameData, http2.FrameHeaders:
+				ends = ends || flags.Has(http2.FlagDataEndStream) // same bit for both
+			case http2.FrameRSTStream:
+				ends = true
+			}
+			switch typ {
+			case http2.FrameHeaders, http2.FramePushPromise:
+				d.inBlock = !flags.Has(http2.FlagHeadersEndHeaders) // same bit for both
+			case http2.FrameContinuation:
+				d.inBlock = !flags.Has(http2.FlagContinuationEndHeaders)
+			}
+			d.skip = typ == http2.FrameData && flags&http2.FlagDataPadded == 0 && d.rem > 3
 			if d.skip {
 				length := h
 				length[0], length[1], length[2] = 0, 0, 3
@@ -510,76 +606,135 @@ func (d *tapDir) shorten(p []byte) []byte {
 			} else {
 				out = append(out, h[:]...)
 			}
+			if (d.skip || d.rem == 0) && !d.inBlock {
+				d.whole = len(out)
+			}
 		}
 	}
-	return out
+	d.buf = out
+	return ends
 }
 
-func (d *tapDir) close() {
+// drop stops parsing this direction and releases its buffer.
+func (d *tapDir) drop() {
 	d.mu.Lock()
-	if !d.closed {
-		d.closed = true
-		close(d.ch)
-	}
+	d.dead = true
+	d.buf, d.marks, d.spare, d.spareM, d.whole = nil, nil, nil, nil, 0
 	d.mu.Unlock()
 }
 
-// chunkReader reads the queued chunks in order; at is the arrival time of the chunk the
-// last byte came from.
-type chunkReader struct {
-	ch  <-chan tapChunk
-	cur tapChunk
-	off int
-	at  time.Time
+// close parses what is left; the second direction to close finishes the recorder.
+func (d *tapDir) close() {
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		return
+	}
+	d.closed = true
+	d.mu.Unlock()
+	d.parse()
+	if d.t.done.Add(1) == 2 {
+		d.t.rec.finish()
+	}
 }
 
-func (r *chunkReader) Read(p []byte) (int, error) {
-	for r.off >= len(r.cur.b) {
-		c, ok := <-r.ch
-		if !ok {
-			r.cur = tapChunk{}
-			return 0, io.EOF
-		}
-		r.cur, r.off = c, 0
+// tapSource reads the bytes being parsed; off is how far the Framer got.
+type tapSource struct {
+	b   []byte
+	off int
+}
+
+func (s *tapSource) Read(p []byte) (int, error) {
+	if s.off >= len(s.b) {
+		return 0, io.EOF
 	}
-	n := copy(p, r.cur.b[r.off:])
-	r.off += n
-	r.at = r.cur.at
+	n := copy(p, s.b[s.off:])
+	s.off += n
 	return n, nil
 }
 
-func (d *tapDir) run() {
-	cr := &chunkReader{ch: d.ch}
-	defer func() {
-		// Drain what is left so feed never blocks, then let the recorder finish.
-		for range d.ch {
-		}
-		if d.t.done.Add(1) == 2 {
-			d.t.rec.finish()
-		}
-	}()
+// parse parses the whole frames buffered so far, in order, and records them. Safe to call
+// from any goroutine; parses of one direction run one at a time.
+func (d *tapDir) parse() {
+	d.parseMu.Lock()
+	defer d.parseMu.Unlock()
+	d.mu.Lock()
+	n := d.whole
+	if d.dead || n == 0 {
+		d.mu.Unlock()
+		return
+	}
+	// Take buf[:n] and the marks covering it; the rest moves to the spare arrays.
+	b, marks := d.buf[:n], d.marks
+	k := 0
+	for k < len(marks) && marks[k].end <= n {
+		k++
+	}
+	d.buf = append(d.spare[:0], d.buf[n:]...)
+	rest := append(d.spareM[:0], marks[k:]...)
+	for i := range rest {
+		rest[i].end -= n
+	}
+	d.marks = rest
+	if k < len(marks) {
+		k++ // the mark of the bytes both sides of n also dates the last whole frame
+	}
+	marks = marks[:k]
+	d.spare, d.spareM, d.whole = nil, nil, 0
+	d.mu.Unlock()
+
+	err := d.parseFrames(b, marks)
+
+	d.mu.Lock()
+	if err != nil {
+		d.dead = true
+		d.buf, d.marks = nil, nil
+	} else if cap(b) <= 2*tapParseBytes && cap(marks) <= 2*tapParseMarks {
+		d.spare, d.spareM = b[:0], marks[:0]
+	}
+	d.mu.Unlock()
+	if err != nil {
+		r := d.t.rec
+		r.e.cfg.Logf("frame capture stopped on %s connection %d (%s): %v", r.leg, r.connID, d.dir, err)
+	}
+}
+
+// parseFrames records the frames in b (whole frames only); marks date its bytes.
+// d.parseMu is held.
+func (d *tapDir) parseFrames(b []byte, marks []tapMark) error {
+	d.src = tapSource{b: b}
 	if d.preface {
-		var pre [len(http2.ClientPreface)]byte
-		if _, err := io.ReadFull(cr, pre[:]); err != nil || string(pre[:]) != http2.ClientPreface {
-			d.dead.Store(true)
-			return
+		if len(b) < len(http2.ClientPreface) || string(b[:len(http2.ClientPreface)]) != http2.ClientPreface {
+			return errors.New("no client preface")
 		}
+		d.preface = false
+		d.src.off = len(http2.ClientPreface)
 	}
-	fr := http2.NewFramer(nil, cr)
-	fr.SetMaxReadFrameSize(maxTapFrameLength)
-	fr.ReadMetaHeaders = hpack.NewDecoder(64<<10, nil)
-	fr.MaxHeaderListSize = 16 << 20
-	for {
-		f, err := fr.ReadFrame()
+	if d.fr == nil {
+		d.fr = http2.NewFramer(nil, &d.src)
+		d.fr.SetMaxReadFrameSize(maxTapFrameLength)
+		d.fr.ReadMetaHeaders = hpack.NewDecoder(64<<10, nil)
+		d.fr.MaxHeaderListSize = 16 << 20
+	}
+	mi := 0
+	for d.src.off < len(b) {
+		f, err := d.fr.ReadFrame()
 		if err != nil {
-			if err != io.EOF && !d.dead.Load() {
-				d.dead.Store(true)
-				d.t.rec.e.cfg.Logf("frame capture stopped on %s connection %d (%s): %v", d.t.rec.leg, d.t.rec.connID, d.dir, err)
-			}
-			return
+			d.src = tapSource{}
+			return err
 		}
-		d.record(f, cr.at)
+		// A frame is dated by the arrival of its last byte (of the copy).
+		for mi < len(marks)-1 && marks[mi].end < d.src.off {
+			mi++
+		}
+		var at time.Time
+		if mi < len(marks) {
+			at = marks[mi].at
+		}
+		d.record(f, at)
 	}
+	d.src = tapSource{}
+	return nil
 }
 
 func (d *tapDir) record(f http2.Frame, at time.Time) {
@@ -749,13 +904,19 @@ func (p *h3Producer) RecordEvent(ev qlogwriter.Event) {
 	}
 }
 
-// sessionDone delivers the frames of session id's stream on an HTTP/3 connection. quic-go
-// records HTTP/3 frames as the stream is read and written, so when the engine completes
-// the session every frame of its stream has been seen; a QUIC FIN can arrive before the
-// frames it ends are parsed, so it is not used. (HTTP/2 taps parse asynchronously and
-// use END_STREAM instead.)
+// sessionDone is called by the engine when session id completes; it is safe on a nil
+// recorder. HTTP/3: quic-go records frames as the stream is read and written, so every
+// frame of the session's stream has been seen and they are delivered now (a QUIC FIN can
+// arrive before the frames it ends are parsed, so it is not used). HTTP/2: the tap's
+// buffers are parsed now; a stream that ended both ways has been delivered by that, and
+// one still open (the response's last frame is often written after the handler returned)
+// is marked so that the tap parses as soon as a frame ending a stream passes.
 func (r *frameRec) sessionDone(id session.ID) {
-	if r == nil || r.proto != session.HTTP3 {
+	if r == nil {
+		return
+	}
+	if r.proto == session.HTTP2 {
+		r.h2SessionDone(id)
 		return
 	}
 	var flush *streamFrames
@@ -768,6 +929,28 @@ func (r *frameRec) sessionDone(id session.ID) {
 	}
 	r.mu.Unlock()
 	r.deliver(flush)
+}
+
+func (r *frameRec) h2SessionDone(id session.ID) {
+	t := r.tap
+	if t == nil || t.off.Load() {
+		return
+	}
+	// Counted before parsing, so that a stream end written meanwhile parses inline.
+	t.want.Add(1)
+	t.parse()
+	r.mu.Lock()
+	waits := false
+	for _, st := range r.streams {
+		if st.sid == id && !st.flushed && !st.done {
+			st.done, waits = true, true
+			break
+		}
+	}
+	r.mu.Unlock()
+	if !waits {
+		t.want.Add(-1)
+	}
 }
 
 func (t *h3Trace) frame(dir string, stream quic.StreamID, raw h3qlog.RawInfo, fr h3qlog.Frame) {

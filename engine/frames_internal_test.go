@@ -2,8 +2,13 @@ package engine
 
 import (
 	"bytes"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
 	"io"
 	"math/rand/v2"
+	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -31,7 +36,10 @@ func h2Stream(t testing.TB) ([]byte, []http2.FrameHeader) {
 		}
 	}
 	must(fr.WriteSettings(http2.Setting{ID: http2.SettingInitialWindowSize, Val: 1 << 20}))
-	must(fr.WriteHeaders(http2.HeadersFrameParam{StreamID: 1, BlockFragment: hb.Bytes(), EndHeaders: true}))
+	// The header block is split over HEADERS and CONTINUATION.
+	block := hb.Bytes()
+	must(fr.WriteHeaders(http2.HeadersFrameParam{StreamID: 1, BlockFragment: block[:5]}))
+	must(fr.WriteContinuation(1, true, block[5:]))
 	must(fr.WriteData(1, false, bytes.Repeat([]byte("a"), 16384)))
 	must(fr.WriteData(1, false, []byte("abc"))) // too short to shorten
 	must(fr.WriteDataPadded(1, false, []byte("padded payload"), make([]byte, 7)))
@@ -55,28 +63,41 @@ func h2Stream(t testing.TB) ([]byte, []http2.FrameHeader) {
 }
 
 // TestTapShortenKeepsFrames: however the bytes are split into reads, the tap's shortened
-// copy parses into the same frames, with DATA lengths carried over.
+// copy parses into the same frames, with DATA lengths carried over, and the part of it
+// marked whole always ends on a frame boundary outside any header block.
 func TestTapShortenKeepsFrames(t *testing.T) {
 	raw, want := h2Stream(t)
 	rng := rand.New(rand.NewPCG(1, 2))
 	for round := 0; round < 200; round++ {
 		d := &tapDir{pre: len(http2.ClientPreface)}
-		var copyBuf bytes.Buffer
+		lastWhole := 0
 		for p := raw; len(p) > 0; {
 			n := 1 + rng.IntN(min(len(p), []int{1, 7, 100, 20000}[round%4]))
-			copyBuf.Write(d.shorten(p[:n]))
+			d.shorten(p[:n])
 			p = p[n:]
+			if d.whole != lastWhole {
+				lastWhole = d.whole
+				if got := countWholeFrames(t, d.buf[:d.whole]); got > len(want) {
+					t.Fatalf("round %d: %d frames in the whole part", round, got)
+				}
+			}
 		}
-		if copyBuf.Len() >= len(raw)/2 {
-			t.Fatalf("round %d: copy is %d bytes of %d: DATA payloads not left out", round, copyBuf.Len(), len(raw))
+		if d.whole != len(d.buf) {
+			t.Fatalf("round %d: whole %d of %d bytes after the last frame", round, d.whole, len(d.buf))
 		}
-		b := copyBuf.Bytes()
+		if len(d.buf) >= len(raw)/2 {
+			t.Fatalf("round %d: copy is %d bytes of %d: DATA payloads not left out", round, len(d.buf), len(raw))
+		}
+		b := d.buf
 		if !bytes.HasPrefix(b, []byte(http2.ClientPreface)) {
 			t.Fatalf("round %d: preface lost", round)
 		}
 		fr := http2.NewFramer(nil, bytes.NewReader(b[len(http2.ClientPreface):]))
 		fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
 		for i, w := range want {
+			if w.Type == http2.FrameContinuation {
+				continue // read with its HEADERS
+			}
 			f, err := fr.ReadFrame()
 			if err != nil {
 				t.Fatalf("round %d frame %d: %v", round, i, err)
@@ -87,6 +108,9 @@ func TestTapShortenKeepsFrames(t *testing.T) {
 				b := df.Data()
 				length = int(b[0])<<16 | int(b[1])<<8 | int(b[2])
 			}
+			if w.Type == http2.FrameHeaders {
+				h.Flags &^= http2.FlagHeadersEndHeaders // the Framer reports the block's end
+			}
 			if h.Type != w.Type || h.StreamID != w.StreamID || length != int(w.Length) ||
 				h.Flags&^flagTapShortened != w.Flags {
 				t.Fatalf("round %d frame %d: got %v len %d, want %v", round, i, h, length, w)
@@ -96,6 +120,26 @@ func TestTapShortenKeepsFrames(t *testing.T) {
 			}
 		}
 	}
+}
+
+// countWholeFrames parses b (preface, then frames) with a fresh Framer and fails unless b
+// ends exactly after a frame.
+func countWholeFrames(t *testing.T, b []byte) int {
+	t.Helper()
+	if len(b) < len(http2.ClientPreface) {
+		t.Fatalf("whole part of %d bytes ends inside the preface", len(b))
+	}
+	r := bytes.NewReader(b[len(http2.ClientPreface):])
+	fr := http2.NewFramer(nil, r)
+	fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
+	n := 0
+	for r.Len() > 0 {
+		if _, err := fr.ReadFrame(); err != nil {
+			t.Fatalf("whole part does not end on a frame boundary: frame %d: %v", n, err)
+		}
+		n++
+	}
+	return n
 }
 
 func TestFrameRecCapsHeldFramesAndCounts(t *testing.T) {
@@ -164,17 +208,98 @@ func TestFrameRecLinksInOrderEitherWay(t *testing.T) {
 	}
 }
 
-func TestTapOverflowStopsCaptureNotTraffic(t *testing.T) {
-	e := &Engine{cfg: Config{Logf: func(string, ...any) {}}}
-	tap := &h2Tap{rec: newFrameRec(e, legClient, session.HTTP2, 1)}
-	d := &tapDir{t: tap, dir: "in", ch: make(chan tapChunk, 2)} // no parser: the queue fills
-	for i := 0; i < 5; i++ {
-		d.feed([]byte("PRI * HTTP/2.0\r\n"))
+// pings returns n PING frames (17 bytes each), numbered from first.
+func pings(n, first int) []byte {
+	var buf bytes.Buffer
+	fr := http2.NewFramer(&buf, nil)
+	for i := range n {
+		var data [8]byte
+		binary.BigEndian.PutUint64(data[:], uint64(first+i))
+		_ = fr.WritePing(false, data)
 	}
-	if !d.dead.Load() || e.framesDropped.Load() == 0 {
-		t.Fatalf("overflow: dead %v dropped %d", d.dead.Load(), e.framesDropped.Load())
+	return buf.Bytes()
+}
+
+// TestTapBufferStaysBounded: with no session completing, a tap parses inline once its
+// buffer passes its bounds (bytes or reads), so memory stays bounded, and nothing is lost.
+func TestTapBufferStaysBounded(t *testing.T) {
+	for _, chunk := range []int{1000, 1} { // big writes hit the byte bound, tiny ones the read bound
+		e := &Engine{cfg: Config{Logf: t.Logf}}
+		e.capture.Store(true)
+		tap := e.newH2Tap(nil, legUpstream, 1) // the upstream leg writes the preface ("out")
+		tap.out.feed([]byte(http2.ClientPreface))
+		const total = 8000
+		all := pings(total, 0)
+		for p := all; len(p) > 0; {
+			n := min(chunk*17, len(p))
+			tap.out.feed(p[:n])
+			p = p[n:]
+			tap.out.mu.Lock()
+			nb, nm := len(tap.out.buf), len(tap.out.marks)
+			tap.out.mu.Unlock()
+			if nb > tapParseBytes+chunk*17 || nm > tapParseMarks {
+				t.Fatalf("chunk %d: %d bytes and %d marks buffered", chunk, nb, nm)
+			}
+		}
+		tap.parse()
+		r := tap.rec
+		r.mu.Lock()
+		last := r.conn[len(r.conn)-1]
+		r.mu.Unlock()
+		if want := "data=" + hex.EncodeToString(binary.BigEndian.AppendUint64(nil, total-1)); last.Detail != want || last.Type != "PING" {
+			t.Fatalf("chunk %d: last frame %+v, want PING %s", chunk, last, want)
+		}
+		if tap.out.dead || e.framesDropped.Load() != 0 {
+			t.Fatalf("chunk %d: dead %v dropped %d", chunk, tap.out.dead, e.framesDropped.Load())
+		}
 	}
-	d.close()
-	d.close() // idempotent
-	d.feed([]byte("x"))
+}
+
+// TestTapStopsOnGarbage: bytes that are not HTTP/2 stop capture for that direction with a
+// logged reason; the tap still passes everything and closes cleanly.
+func TestTapStopsOnGarbage(t *testing.T) {
+	var logged []string
+	e := &Engine{cfg: Config{Logf: func(f string, a ...any) { logged = append(logged, fmt.Sprintf(f, a...)) }}}
+	e.capture.Store(true)
+	a, b := net.Pipe()
+	defer b.Close()
+	tap := e.newH2Tap(a, legClient, 7)
+	go func() { _, _ = b.Write([]byte("GET / HTTP/1.1\r\nHost: a.test\r\n\r\n")) }()
+	buf := make([]byte, 100)
+	n, err := io.ReadAtLeast(tap, buf, len("GET / HTTP/1.1\r\nHost: a.test\r\n\r\n"))
+	if err != nil || string(buf[:n]) != "GET / HTTP/1.1\r\nHost: a.test\r\n\r\n" {
+		t.Fatalf("read through the tap: %q %v", buf[:n], err)
+	}
+	tap.rec.sessionDone(1)
+	if !tap.in.dead || len(logged) != 1 || !strings.Contains(logged[0], "no client preface") {
+		t.Fatalf("dead %v, logged %q", tap.in.dead, logged)
+	}
+	tap.in.feed([]byte("more")) // ignored
+	if err := tap.Close(); err != nil {
+		t.Fatal(err)
+	}
+	tap.Close() // idempotent
+	if !tap.rec.finished {
+		t.Fatal("closing the tap did not finish the recorder")
+	}
+}
+
+// TestTapStopsOnHugeFrame: a frame (or header block) too big to hold stops capture for
+// its direction, counted as dropped, instead of growing the buffer.
+func TestTapStopsOnHugeFrame(t *testing.T) {
+	var logged []string
+	e := &Engine{cfg: Config{Logf: func(f string, a ...any) { logged = append(logged, fmt.Sprintf(f, a...)) }}}
+	e.capture.Store(true)
+	tap := e.newH2Tap(nil, legUpstream, 1)
+	tap.out.feed([]byte(http2.ClientPreface))
+	tap.out.feed([]byte{0xff, 0xff, 0xff, byte(http2.FramePing), 0, 0, 0, 0, 0}) // a 16 MiB PING
+	for range 2 * tapMaxPartial / 4096 {
+		tap.out.feed(make([]byte, 4096))
+	}
+	tap.out.mu.Lock()
+	dead, n := tap.out.dead, len(tap.out.buf)
+	tap.out.mu.Unlock()
+	if !dead || n != 0 || e.framesDropped.Load() != 1 || len(logged) != 1 {
+		t.Fatalf("dead %v, %d bytes held, dropped %d, logged %q", dead, n, e.framesDropped.Load(), logged)
+	}
 }

@@ -3,6 +3,8 @@ package engine_test
 import (
 	"bytes"
 	"io"
+	"net/http"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -202,5 +204,77 @@ func TestH3FramesOnBothLegs(t *testing.T) {
 		if f.Proto != session.HTTP3 || f.ConnID == 0 {
 			t.Errorf("frame without h3 proto or conn id: %+v", f)
 		}
+	}
+}
+
+// TestH2FramesCaptureToggle: turning capture off makes the open HTTP/2 connections pass
+// their bytes straight through for the rest of their life (the HPACK table updates they
+// carry unseen make later header blocks undecodable). Requests keep working, sessions
+// recorded on such a connection after capture is back on get no frames, and connections
+// opened after that record frames again.
+func TestH2FramesCaptureToggle(t *testing.T) {
+	et.RequireNoLeaks(t)
+	log := newFrameLog()
+	o := et.StartOrigin(t, et.OriginH2TLS, nil)
+	p := et.StartProxy(t, func(c *engine.Config) { c.FrameSink = log.sink }, o)
+	get := func(c *http.Client, n int) {
+		t.Helper()
+		resp, err := c.Get(o.URL + "/bytes?n=" + strconv.Itoa(n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != http.StatusOK || len(b) != n || resp.ProtoMajor != 2 {
+			t.Fatalf("GET n=%d: %s %d, %d bytes, %v", n, resp.Proto, resp.StatusCode, len(b), err)
+		}
+	}
+	frames := func(id session.ID) []session.Frame {
+		log.mu.Lock()
+		defer log.mu.Unlock()
+		return append([]session.Frame(nil), log.frames[id]...)
+	}
+	c := p.Client(t, et.ClientH2)
+	get(c, 1)
+	s1 := p.Next(t)
+	log.waitFor(t, s1.ID, func(fs []session.Frame) bool {
+		return header(fs, "client", "in", ":path") == "/bytes?n=1" && header(fs, "upstream", "in", ":status") == "200"
+	})
+
+	p.SetCapture(false)
+	get(c, 2) // no session, and both legs' taps see capture off
+	p.SetCapture(true)
+	get(c, 3)
+	s3 := p.Next(t)
+	if s3.Request.URL != o.URL+"/bytes?n=3" {
+		t.Fatalf("session after capture is back on: %s", s3.Request.URL)
+	}
+	// An upstream leg's frames reach the sink before its session completes, so a
+	// connection still capturing would have delivered some by now.
+	if fs := frames(s3.ID); len(fs) != 0 {
+		t.Errorf("session on a connection that saw capture off got %d frames: %+v", len(fs), fs[0])
+	}
+
+	// A new client connection records again (the upstream connection is reused and stays
+	// a pass-through).
+	c2 := p.Client(t, et.ClientH2)
+	get(c2, 4)
+	s4 := p.Next(t)
+	fs := log.waitFor(t, s4.ID, func(fs []session.Frame) bool {
+		return has(fs, "client", "out", "HEADERS") && has(fs, "client", "out", "DATA")
+	})
+	if got := header(fs, "client", "in", ":path"); got != "/bytes?n=4" {
+		t.Errorf("new connection: client HEADERS :path %q", got)
+	}
+	if !has(fs, "client", "in", "SETTINGS") {
+		t.Errorf("new connection: no client SETTINGS")
+	}
+	get(c, 5) // the old connection still works
+	s5 := p.Next(t)
+	if fs := frames(s5.ID); len(fs) != 0 || len(frames(s3.ID)) != 0 {
+		t.Errorf("old connection delivered frames: %d and %d", len(fs), len(frames(s3.ID)))
+	}
+	if st := p.Stats(); st.FramesDropped != 0 {
+		t.Errorf("frames dropped: %d", st.FramesDropped)
 	}
 }
