@@ -12,22 +12,56 @@ import (
 
 // Session records
 //
-// The sessions bucket holds each session without body bytes and WebSocket messages (they
-// live in the bodies and messages buckets). Two record formats exist:
+// The sessions bucket holds each session without WebSocket messages (they live in the
+// messages bucket). Three record formats exist:
 //
-//   - metaFormatBinary (first byte 0x02): the current one, written by appendSessionMeta.
-//     After the format byte come the fields in a fixed order: strings and byte slices as
-//     uvarint length ‖ bytes, integers as (u)varints, booleans as one byte, times as
-//     uvarint(nanosecond+1) ‖ varint(Unix seconds) or a single 0 for the zero time,
-//     optional parts (TLS, Response, Error) behind a presence byte, headers as
-//     uvarint(keys) then per key: name, uvarint(values), values. Decoding copies every
-//     string, so the result does not alias bbolt's memory.
+//   - metaFormatInline (first byte 0x03): the current one (schema 2), written by
+//     appendSessionMeta. The second byte is a place mask (placeRequestInline,
+//     placeResponseInline, placeBodies, placeMessages); then the fields of
+//     metaFormatBinary; then the bytes of each body whose inline bit is set (request, then
+//     response), as uvarint length ‖ bytes. A body is inline when it was not spilled and
+//     holds at most maxInlineBody bytes; the bytes of other bodies are in the bodies bucket
+//     as before (placeBodies). placeMessages is set when the messages bucket holds the
+//     session's messages. Deleting a session looks only in the buckets its mask names.
+//   - metaFormatBinary (first byte 0x02): schema 1 files. The fields in a fixed order:
+//     strings and byte slices as uvarint length ‖ bytes, integers as (u)varints, booleans
+//     as one byte, times as uvarint(nanosecond+1) ‖ varint(Unix seconds) or a single 0 for
+//     the zero time, optional parts (TLS, Response, Error) behind a presence byte, headers
+//     as uvarint(keys) then per key: name, uvarint(values), values. Bodies are in the
+//     bodies bucket. Still read, never written.
 //   - JSON (first byte '{'): what schema 1 stores wrote before the binary form existed;
-//     still read, never written.
+//     bodies in the bodies bucket. Still read, never written.
 //
-// A field added to session.Session must be added to both appendSessionMeta and
-// decodeSessionMeta (TestMetaCodecCoversEveryField fails until it is).
-const metaFormatBinary = 2
+// Decoding copies every string and byte slice, so the result does not alias bbolt's memory.
+//
+// A field added to session.Session must be added to both appendSessionFields and
+// decodeSessionRecord (TestMetaCodecCoversEveryField fails until it is).
+const (
+	metaFormatBinary = 2
+	metaFormatInline = 3
+)
+
+// Place mask bits of a metaFormatInline record (its second byte).
+const (
+	placeRequestInline  = 1 << 0 // the request body's bytes are in the record
+	placeResponseInline = 1 << 1 // the response body's bytes are in the record
+	placeMessages       = 1 << 2 // the messages bucket holds the session's messages
+	placeBodies         = 1 << 3 // the bodies bucket holds bytes of a body of the session
+	placeKnown          = placeRequestInline | placeResponseInline | placeMessages | placeBodies
+
+	// placeLegacy is the mask of a record in an older format: any body bytes in the
+	// bodies bucket, messages possibly in the messages bucket.
+	placeLegacy = placeMessages | placeBodies
+)
+
+// maxInlineBody is the largest body kept inside the session record instead of the bodies
+// bucket: one bbolt Put (a B+tree search, a key and its page space) less per body.
+const maxInlineBody = 1024
+
+// inlineBody reports whether b's bytes go into the session record.
+func inlineBody(b *session.Body) bool {
+	return b.Spilled == "" && len(b.Data) <= maxInlineBody
+}
 
 var errBadMeta = errors.New("malformed session record")
 
@@ -58,11 +92,47 @@ func checkSessionMeta(ss *session.Session) error {
 	return nil
 }
 
-// appendSessionMeta appends the binary record of ss (body bytes and messages left out;
-// a spilled body's reference becomes SpilledInStore) to dst. Call checkSessionMeta
-// first: this encodes any time, the readers of the store need years 0–9999.
+// sessionPlace is the place mask of ss's record.
+func sessionPlace(ss *session.Session) byte {
+	var place byte
+	if inlineBody(&ss.Request.Body) {
+		place |= placeRequestInline
+	} else {
+		place |= placeBodies
+	}
+	if p := ss.Response; p != nil {
+		if inlineBody(&p.Body) {
+			place |= placeResponseInline
+		} else {
+			place |= placeBodies
+		}
+	}
+	if len(ss.Messages) > 0 {
+		place |= placeMessages
+	}
+	return place
+}
+
+// appendSessionMeta appends the record of ss (metaFormatInline: small bodies inline,
+// messages left out, a spilled body's reference becomes SpilledInStore) to dst. Call
+// checkSessionMeta first: this encodes any time, the readers of the store need years
+// 0–9999. The bodies not inline (see sessionPlace) belong in the bodies bucket.
 func appendSessionMeta(dst []byte, ss *session.Session) []byte {
-	dst = append(dst, metaFormatBinary)
+	place := sessionPlace(ss)
+	dst = append(dst, metaFormatInline, place)
+	dst = appendSessionFields(dst, ss)
+	if place&placeRequestInline != 0 {
+		dst = appendBytes(dst, ss.Request.Body.Data)
+	}
+	if place&placeResponseInline != 0 {
+		dst = appendBytes(dst, ss.Response.Body.Data)
+	}
+	return dst
+}
+
+// appendSessionFields appends the fields of ss common to the binary formats (everything
+// but body bytes and messages).
+func appendSessionFields(dst []byte, ss *session.Session) []byte {
 	dst = binary.AppendUvarint(dst, uint64(ss.ID))
 	dst = binary.AppendUvarint(dst, uint64(ss.ReplayOf))
 	dst = appendTime(dst, ss.Started)
@@ -225,6 +295,15 @@ func (r *metaReader) bytes() []byte {
 	return p
 }
 
+// dataCopy reads a byte slice and returns a copy (nil when empty).
+func (r *metaReader) dataCopy() []byte {
+	p := r.bytes()
+	if len(p) == 0 {
+		return nil
+	}
+	return append([]byte(nil), p...)
+}
+
 func (r *metaReader) str() string {
 	p := r.bytes()
 	if len(p) == 0 {
@@ -308,20 +387,42 @@ func (r *metaReader) body(b *session.Body) {
 	b.Spilled = r.str()
 }
 
-// decodeSessionMeta decodes a sessions-bucket record of either format into a fresh
-// Session; it never aliases v.
+// decodeSessionMeta decodes a sessions-bucket record of any format into a fresh Session;
+// it never aliases v. Inline bodies are in Body.Data; the others are not read.
 func decodeSessionMeta(v []byte) (*session.Session, error) {
+	ss, _, err := decodeSessionRecord(v)
+	return ss, err
+}
+
+// recordPlace is the place mask of a record without decoding it.
+func recordPlace(v []byte) byte {
+	if len(v) >= 2 && v[0] == metaFormatInline {
+		return v[1]
+	}
+	return placeLegacy
+}
+
+// decodeSessionRecord is decodeSessionMeta that also returns the record's place mask
+// (placeLegacy for the older formats).
+func decodeSessionRecord(v []byte) (*session.Session, byte, error) {
 	ss := new(session.Session)
 	if len(v) > 0 && v[0] == '{' {
 		if err := json.Unmarshal(v, ss); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
-		return ss, nil
+		return ss, placeLegacy, nil
 	}
-	if len(v) == 0 || v[0] != metaFormatBinary {
-		return nil, errBadMeta
+	place := byte(placeLegacy)
+	switch {
+	case len(v) >= 1 && v[0] == metaFormatBinary:
+		v = v[1:]
+	case len(v) >= 2 && v[0] == metaFormatInline && v[1]&^placeKnown == 0:
+		place = v[1]
+		v = v[2:]
+	default:
+		return nil, 0, errBadMeta
 	}
-	r := &metaReader{b: v[1:]}
+	r := &metaReader{b: v}
 	ss.ID = session.ID(r.uvarint())
 	ss.ReplayOf = session.ID(r.uvarint())
 	ss.Started = r.time()
@@ -363,8 +464,17 @@ func decodeSessionMeta(v []byte) (*session.Session, error) {
 	ss.Flags = session.Flags(r.uvarint())
 	ss.Mark = r.str()
 	ss.Comment = r.str()
-	if r.err || len(r.b) != 0 {
-		return nil, errBadMeta
+	if place&placeRequestInline != 0 {
+		ss.Request.Body.Data = r.dataCopy()
 	}
-	return ss, nil
+	if place&placeResponseInline != 0 {
+		if ss.Response == nil {
+			return nil, 0, errBadMeta
+		}
+		ss.Response.Body.Data = r.dataCopy()
+	}
+	if r.err || len(r.b) != 0 {
+		return nil, 0, errBadMeta
+	}
+	return ss, place, nil
 }

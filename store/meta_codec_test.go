@@ -105,6 +105,80 @@ func storedForm(t testing.TB, ss *session.Session) *session.Session {
 	return c
 }
 
+// recordForm is what a metaFormatInline record of ss decodes to: storedForm, but the
+// bytes of bodies small enough to be inline kept.
+func recordForm(t testing.TB, ss *session.Session) *session.Session {
+	t.Helper()
+	c := storedForm(t, ss)
+	if inlineBody(&ss.Request.Body) && len(ss.Request.Body.Data) > 0 {
+		c.Request.Body.Data = append([]byte(nil), ss.Request.Body.Data...)
+	}
+	if ss.Response != nil && inlineBody(&ss.Response.Body) && len(ss.Response.Body.Data) > 0 {
+		c.Response.Body.Data = append([]byte(nil), ss.Response.Body.Data...)
+	}
+	return c
+}
+
+// TestMetaCodecInlineBodies: small bodies travel in the record, larger or spilled ones
+// do not, and the place mask says which.
+func TestMetaCodecInlineBodies(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		req, resp int
+		spilled   bool
+		noResp    bool
+		msgs      bool
+		want      byte
+	}{
+		{name: "small", req: 64, resp: 512, want: placeRequestInline | placeResponseInline},
+		{name: "empty", want: placeRequestInline | placeResponseInline},
+		{name: "limit", req: maxInlineBody, resp: maxInlineBody + 1, want: placeRequestInline | placeBodies},
+		{name: "spilled", resp: 10, spilled: true, want: placeRequestInline | placeBodies},
+		{name: "no response", req: 3, noResp: true, want: placeRequestInline},
+		{name: "messages", msgs: true, want: placeRequestInline | placeResponseInline | placeMessages},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ss := testSession(5, 200, tc.req, tc.resp)
+			if tc.spilled {
+				ss.Response.Body.Spilled = "/tmp/x"
+			}
+			if tc.noResp {
+				ss.Response = nil
+			}
+			if tc.msgs {
+				ss.Messages = []session.Message{{Opcode: 1, Data: []byte("hi"), Size: 2}}
+			}
+			rec := appendSessionMeta(nil, ss)
+			if got := recordPlace(rec); got != tc.want {
+				t.Fatalf("place mask %04b, want %04b", got, tc.want)
+			}
+			got, place, err := decodeSessionRecord(rec)
+			if err != nil || place != tc.want {
+				t.Fatalf("decode: place %04b, err %v", place, err)
+			}
+			utcAll(reflect.ValueOf(got))
+			want := recordForm(t, ss)
+			want.Messages = nil
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("round trip:\n got %+v\nwant %+v", got, want)
+			}
+		})
+	}
+	// A record whose mask names an inline response body but has no response, or
+	// unknown mask bits, is malformed.
+	ss := testSession(5, 200, 1, 1)
+	ss.Response = nil
+	rec := appendSessionMeta(nil, ss)
+	rec[1] |= placeResponseInline
+	if _, err := decodeSessionMeta(rec); !errors.Is(err, errBadMeta) {
+		t.Fatalf("inline response without response: %v", err)
+	}
+	rec[1] = 1 << 6
+	if _, err := decodeSessionMeta(rec); !errors.Is(err, errBadMeta) {
+		t.Fatalf("unknown mask bit: %v", err)
+	}
+}
+
 func TestMetaCodecCoversEveryField(t *testing.T) {
 	ss := new(session.Session)
 	n := 0
@@ -178,7 +252,7 @@ func FuzzDecodeSessionMeta(f *testing.F) {
 	f.Add([]byte(`{"id":1}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		got, err := decodeSessionMeta(b)
-		if err != nil || len(b) == 0 || b[0] != metaFormatBinary {
+		if err != nil || len(b) == 0 || (b[0] != metaFormatBinary && b[0] != metaFormatInline) {
 			return
 		}
 		// What decodes re-encodes to a record that decodes to the same session.
@@ -186,7 +260,7 @@ func FuzzDecodeSessionMeta(f *testing.F) {
 		if err != nil {
 			t.Fatalf("re-encoded record fails: %v", err)
 		}
-		want := storedForm(t, got)
+		want := recordForm(t, got)
 		utcAll(reflect.ValueOf(again))
 		if !reflect.DeepEqual(want, again) {
 			t.Fatalf("re-encoding changed the session:\n%+v\n%+v", got, again)
@@ -220,7 +294,15 @@ func TestStoreReadsJSONSessionRecords(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := s.db.Update(func(tx *bolt.Tx) error {
-		return tx.Bucket(bSessions).Put(idKey(ss.ID), old)
+		// Bodies went to the bodies bucket then.
+		b := txBuckets(tx)
+		if _, err := putBody(b, ss.ID, PartRequest, &want.Request.Body); err != nil {
+			return err
+		}
+		if _, err := putBody(b, ss.ID, PartResponse, &want.Response.Body); err != nil {
+			return err
+		}
+		return b.sess.Put(idKey(ss.ID), old)
 	}); err != nil {
 		t.Fatal(err)
 	}

@@ -34,18 +34,22 @@ func loadSession(tx *bolt.Tx, id session.ID) (*session.Session, error) {
 	if v == nil {
 		return nil, fmt.Errorf("session %d: %w", id, ErrNotFound)
 	}
-	ss, err := decodeSessionMeta(v)
+	ss, place, err := decodeSessionRecord(v)
 	if err != nil {
 		return nil, fmt.Errorf("%w: session %d: %v", ErrCorrupt, id, err)
 	}
 	bodies := tx.Bucket(bBodies)
-	ss.Request.Body.Data = readBody(bodies, id, PartRequest)
-	if ss.Response != nil {
+	if place&placeRequestInline == 0 {
+		ss.Request.Body.Data = readBody(bodies, id, PartRequest)
+	}
+	if ss.Response != nil && place&placeResponseInline == 0 {
 		ss.Response.Body.Data = readBody(bodies, id, PartResponse)
 	}
-	if m := tx.Bucket(bMessages).Get(key); m != nil {
-		if err := json.Unmarshal(m, &ss.Messages); err != nil {
-			return nil, fmt.Errorf("%w: messages of session %d: %v", ErrCorrupt, id, err)
+	if place&placeMessages != 0 {
+		if m := tx.Bucket(bMessages).Get(key); m != nil {
+			if err := json.Unmarshal(m, &ss.Messages); err != nil {
+				return nil, fmt.Errorf("%w: messages of session %d: %v", ErrCorrupt, id, err)
+			}
 		}
 	}
 	return ss, nil
@@ -73,14 +77,38 @@ func (s *Store) OpenBody(id session.ID, part byte) (io.ReadCloser, error) {
 	if part != PartRequest && part != PartResponse {
 		return nil, fmt.Errorf("store: unknown body part %q", part)
 	}
+	var inline []byte
+	isInline := false
 	err := s.view(func(tx *bolt.Tx) error {
-		if tx.Bucket(bSessions).Get(idKey(id)) == nil {
+		v := tx.Bucket(bSessions).Get(idKey(id))
+		if v == nil {
 			return fmt.Errorf("session %d: %w", id, ErrNotFound)
+		}
+		bit := byte(placeRequestInline)
+		if part == PartResponse {
+			bit = placeResponseInline
+		}
+		if recordPlace(v)&bit == 0 {
+			return nil
+		}
+		ss, err := decodeSessionMeta(v)
+		if err != nil {
+			return fmt.Errorf("%w: session %d: %v", ErrCorrupt, id, err)
+		}
+		isInline = true
+		if part == PartRequest {
+			inline = ss.Request.Body.Data
+		} else if ss.Response != nil {
+			inline = ss.Response.Body.Data
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, err
+	}
+	if isInline {
+		// A small body kept in the session record (meta_codec.go): already a copy.
+		return io.NopCloser(bytes.NewReader(inline)), nil
 	}
 	return &bodyReader{s: s, id: id, part: part}, nil
 }

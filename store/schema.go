@@ -9,7 +9,7 @@ import (
 )
 
 // SchemaVersion is the schema this package writes (see doc.go).
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 var (
 	bMeta      = []byte("meta")
@@ -37,6 +37,7 @@ var (
 // happens to have no buckets yet.
 var migrations = map[uint64]func(tx *bolt.Tx) error{
 	0: migrate0to1,
+	1: migrate1to2,
 }
 
 func migrate0to1(tx *bolt.Tx) error {
@@ -64,6 +65,15 @@ func migrate0to1(tx *bolt.Tx) error {
 		return err
 	}
 	return meta.Put(kVersion, u64Bytes(1))
+}
+
+// migrate1to2: schema 2 adds the session record format metaFormatInline (small bodies
+// inside the record, meta_codec.go). Records of schema 1 (metaFormatBinary and JSON, bodies
+// in the bodies bucket) are read as they are, so nothing is rewritten: the version mark
+// only keeps earlier builds, which cannot read the new records, from opening the file
+// (they report ErrSchemaTooNew).
+func migrate1to2(tx *bolt.Tx) error {
+	return tx.Bucket(bMeta).Put(kVersion, u64Bytes(2))
 }
 
 // schemaVersion reads the version of the file in tx (0 when there is no meta bucket).

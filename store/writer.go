@@ -108,6 +108,18 @@ func (b *buckets) bodyKey(id session.ID, part byte, chunk uint32) []byte {
 	return k
 }
 
+// encode returns what enc appends to an empty slice, in the arena: it encodes straight
+// into the arena's free space when the result fits, else copies it in.
+func (b *buckets) encode(enc func(dst []byte) []byte) []byte {
+	free := b.arena[len(b.arena):cap(b.arena)]
+	p := enc(free[:0])
+	if len(p) <= len(free) && (len(p) == 0 || &p[0] == &free[0]) {
+		b.arena = b.arena[:len(b.arena)+len(p)]
+		return p[:len(p):len(p)]
+	}
+	return b.holdCopy(p)
+}
+
 // holdCopy returns a copy of p in the arena.
 func (b *buckets) holdCopy(p []byte) []byte {
 	c := b.hold(len(p))
@@ -249,25 +261,27 @@ func putSession(b *buckets, ss *session.Session) (int64, error) {
 	}
 	key := b.hold(8)
 	binary.BigEndian.PutUint64(key, uint64(ss.ID))
-	b.scratch = appendSessionMeta(b.scratch[:0], ss)
-	meta := b.holdCopy(b.scratch)
+	meta := b.encode(func(dst []byte) []byte { return appendSessionMeta(dst, ss) })
+	place := recordPlace(meta)
 	stored := int64(len(meta)) + 8
 	if err := b.sess.Put(key, meta); err != nil {
 		return 0, err
 	}
-	n, err := putBody(b, ss.ID, PartRequest, &ss.Request.Body)
-	if err != nil {
-		return 0, err
+	if place&placeRequestInline == 0 {
+		n, err := putBody(b, ss.ID, PartRequest, &ss.Request.Body)
+		if err != nil {
+			return 0, err
+		}
+		stored += n
 	}
-	stored += n
-	if ss.Response != nil {
+	if ss.Response != nil && place&placeResponseInline == 0 {
 		n, err := putBody(b, ss.ID, PartResponse, &ss.Response.Body)
 		if err != nil {
 			return 0, err
 		}
 		stored += n
 	}
-	if len(ss.Messages) > 0 {
+	if place&placeMessages != 0 {
 		m, err := json.Marshal(ss.Messages)
 		if err != nil {
 			return 0, err
@@ -279,11 +293,12 @@ func putSession(b *buckets, ss *session.Session) (int64, error) {
 	}
 	sum := ss.Summarize()
 	sum.InFlight = false
-	rec := encodeSummary(b.scratch[:0], &sum, stored)
-	stored += int64(len(rec)) + 8
-	rec = encodeSummary(rec[:0], &sum, stored)
-	b.scratch = rec
-	return stored, b.sums.Put(key, b.holdCopy(rec))
+	rec := b.encode(func(dst []byte) []byte {
+		rec := encodeSummary(dst, &sum, stored)
+		stored += int64(len(rec)) + 8
+		return encodeSummary(rec[:0], &sum, stored)
+	})
+	return stored, b.sums.Put(key, rec)
 }
 
 // putBody stores a body's captured bytes and, when the engine spilled the rest to a file
@@ -357,15 +372,30 @@ func deleteSession(b *buckets, id session.ID) (stored int64, ok bool, err error)
 			stored = int64(x)
 		}
 	}
-	for _, bk := range []*bolt.Bucket{b.sums, b.sess, b.msgs} {
-		if err := bk.Delete(key); err != nil {
+	if err := b.sums.Delete(key); err != nil {
+		return 0, false, err
+	}
+	// The record's place mask says which other buckets may hold keys of id.
+	place := byte(placeLegacy)
+	c := b.sess.Cursor()
+	if k, v := c.Seek(key); k != nil && bytes.Equal(k, key) {
+		place = recordPlace(v)
+		if err := c.Delete(); err != nil {
 			return 0, false, err
 		}
 	}
-	for _, bk := range []*bolt.Bucket{b.bodies, b.frames} {
-		if err := deletePrefix(bk, key); err != nil {
+	if place&placeMessages != 0 {
+		if err := b.msgs.Delete(key); err != nil {
 			return 0, false, err
 		}
+	}
+	if place&placeBodies != 0 {
+		if err := deletePrefix(b.bodies, key); err != nil {
+			return 0, false, err
+		}
+	}
+	if err := deletePrefix(b.frames, key); err != nil {
+		return 0, false, err
 	}
 	return stored, true, nil
 }
