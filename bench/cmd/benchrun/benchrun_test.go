@@ -18,6 +18,10 @@ func TestParseStatCPU(t *testing.T) {
 	if want := time.Duration(300 / clockTicks * float64(time.Second)); d != want {
 		t.Fatalf("got %v, want %v", d, want)
 	}
+	u, k, err := parseStat([]byte(line))
+	if err != nil || u != time.Duration(250/clockTicks*float64(time.Second)) || k != time.Duration(50/clockTicks*float64(time.Second)) {
+		t.Fatalf("user %v kernel %v, %v", u, k, err)
+	}
 	for _, bad := range []string{"", "1234 comm S 1", "1 (x) S 1 2 3", "1 (x) S 1 2 3 4 5 6 7 8 9 10 x y"} {
 		if _, err := parseStatCPU([]byte(bad)); err == nil {
 			t.Errorf("%q: no error", bad)

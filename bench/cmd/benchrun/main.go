@@ -128,9 +128,18 @@ type row struct {
 	skip     string // why there are no figures
 	res      load.Result
 	cpu      time.Duration // proxy CPU time across the window
+	kernel   time.Duration // of which in the kernel (stime): syscalls, TCP on loopback
 	hwmKiB   int64         // VmHWM: peak resident set, file-backed pages (bbolt's mmap) included
 	anonKiB  int64         // RssAnon at the end of the run: heap and stacks only
 	sessions int64         // Inspector: session lines printed during the run
+}
+
+// kernelPerReq is the kernel's share of cpuPerReq.
+func (r row) kernelPerReq() time.Duration {
+	if r.res.Requests == 0 {
+		return 0
+	}
+	return r.kernel / time.Duration(r.res.Requests)
 }
 
 func (r row) cpuPerReq() time.Duration {
@@ -492,19 +501,20 @@ func measure(ctx context.Context, o options, p proxy, s load.Shape, e *env) row 
 	if p.reverse {
 		t = load.Target{Origin: "https://" + pr.addr, Roots: pr.roots}
 	}
-	var c0, c1 time.Duration
+	var u0, k0, u1, k1 time.Duration
 	var cerr error
 	res, err := load.Run(ctx, t, s, load.Options{
 		Warmup: o.warmup, Duration: o.duration,
-		OnStart: func() { c0, cerr = cpuTime(pr.pid) },
+		OnStart: func() { u0, k0, cerr = cpuTimes(pr.pid) },
 		OnEnd: func() {
 			var err error
-			c1, err = cpuTime(pr.pid)
+			u1, k1, err = cpuTimes(pr.pid)
 			cerr = errors.Join(cerr, err)
 		},
 	})
 	r.res = res
-	r.cpu = c1 - c0
+	r.cpu = (u1 + k1) - (u0 + k0)
+	r.kernel = k1 - k0
 	r.hwmKiB, _ = memKiB(pr.pid, "VmHWM")
 	r.anonKiB, _ = memKiB(pr.pid, "RssAnon")
 	serr := pr.stop()
@@ -525,8 +535,8 @@ func measure(ctx context.Context, o options, p proxy, s load.Shape, e *env) row 
 	if serr != nil && r.skip == "" && !strings.Contains(p.name, "mitmdump") {
 		logf("%s: stopping: %v", p.name, serr)
 	}
-	logf("%-8s %-22s %7.3f ms/req %8.0f req/s  p50 %6.2f ms  p99 %6.2f ms  errors %d  hwm %d MiB %s",
-		s.Name, p.name, ms(r.cpuPerReq()), res.RPS(), ms(res.P50), ms(res.P99), res.Errors, r.hwmKiB>>10, r.skip)
+	logf("%-8s %-22s %7.3f ms/req (kernel %.3f) %8.0f req/s  p50 %6.2f ms  p99 %6.2f ms  errors %d  hwm %d MiB %s",
+		s.Name, p.name, ms(r.cpuPerReq()), ms(r.kernelPerReq()), res.RPS(), ms(res.P50), ms(res.P99), res.Errors, r.hwmKiB>>10, r.skip)
 	return r
 }
 

@@ -26,30 +26,43 @@ var clockTicks = func() float64 {
 
 // cpuTime is utime+stime of process pid (all its threads, dead ones included).
 func cpuTime(pid int) (time.Duration, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, err
-	}
-	return parseStatCPU(b)
+	u, k, err := cpuTimes(pid)
+	return u + k, err
 }
 
-// parseStatCPU reads utime and stime (fields 14 and 15) from a /proc/PID/stat line. The
-// command name (field 2) may hold spaces and parentheses, so fields count from the last ')'.
+// cpuTimes is utime and stime (user and kernel CPU) of process pid.
+func cpuTimes(pid int) (user, kernel time.Duration, err error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, 0, err
+	}
+	return parseStat(b)
+}
+
+// parseStatCPU is utime+stime of a /proc/PID/stat line.
 func parseStatCPU(b []byte) (time.Duration, error) {
+	u, k, err := parseStat(b)
+	return u + k, err
+}
+
+// parseStat reads utime and stime (fields 14 and 15) from a /proc/PID/stat line. The
+// command name (field 2) may hold spaces and parentheses, so fields count from the last ')'.
+func parseStat(b []byte) (user, kernel time.Duration, err error) {
 	i := bytes.LastIndexByte(b, ')')
 	if i < 0 {
-		return 0, fmt.Errorf("/proc stat line without ')': %q", b)
+		return 0, 0, fmt.Errorf("/proc stat line without ')': %q", b)
 	}
 	f := strings.Fields(string(b[i+1:]))
 	if len(f) < 13 {
-		return 0, fmt.Errorf("/proc stat line with %d fields after the name", len(f))
+		return 0, 0, fmt.Errorf("/proc stat line with %d fields after the name", len(f))
 	}
 	ut, err1 := strconv.ParseUint(f[11], 10, 64)
 	st, err2 := strconv.ParseUint(f[12], 10, 64)
 	if err1 != nil || err2 != nil {
-		return 0, fmt.Errorf("/proc stat: bad utime/stime %q %q", f[11], f[12])
+		return 0, 0, fmt.Errorf("/proc stat: bad utime/stime %q %q", f[11], f[12])
 	}
-	return time.Duration(float64(ut+st) / clockTicks * float64(time.Second)), nil
+	tick := func(n uint64) time.Duration { return time.Duration(float64(n) / clockTicks * float64(time.Second)) }
+	return tick(ut), tick(st), nil
 }
 
 // memKiB reads a "Vm…:" line (VmRSS, VmHWM) of /proc/PID/status in KiB.
