@@ -29,12 +29,18 @@ func profileRuns(ctx context.Context, o options, e *env, benchDir string) error 
 		return fmt.Errorf("building inspectorprof: %w", err)
 	}
 	want := map[string]bool{"ka-h1": true, "h2-mux": true, "get-64k": true, "tunnel": true}
+	if len(o.shapes) > 0 { // asked for by name: any shape
+		want = map[string]bool{}
+		for _, sd := range shapes(o.conns) {
+			want[sd.key] = true
+		}
+	}
 	for _, sd := range shapes(o.conns) {
 		if !want[sd.key] || !selected(o.shapes, sd.key) {
 			continue
 		}
 		for _, capture := range []bool{true, false} {
-			if !capture && sd.key != "ka-h1" {
+			if !capture && sd.key != "ka-h1" && len(o.shapes) == 0 {
 				continue
 			}
 			name := sd.key
