@@ -155,14 +155,16 @@ func (e *Engine) serveExchange(w http.ResponseWriter, r *http.Request) {
 			x.target = net.JoinHostPort(strings.Trim(x.target, "[]"), port)
 		}
 	}
-	host, port, _ := net.SplitHostPort(x.target)
-	if isCertHost(host) {
-		e.serveCertPage(w, r)
-		return
-	}
-	if e.isReserved(host, port) {
-		http.Error(w, "Inspector refuses to forward to its own addresses (a proxy loop or a request to its control API)", http.StatusLoopDetected)
-		return
+	if !info.vetted || x.target != info.target {
+		host, port, _ := net.SplitHostPort(x.target)
+		if isCertHost(host) {
+			e.serveCertPage(w, r)
+			return
+		}
+		if e.isReserved(host, port) {
+			http.Error(w, "Inspector refuses to forward to its own addresses (a proxy loop or a request to its control API)", http.StatusLoopDetected)
+			return
+		}
 	}
 	if !e.capture.Load() {
 		ctx := context.WithValue(r.Context(), exchangeKey{}, x)

@@ -42,6 +42,9 @@ type connInfo struct {
 	// scheme, when set (reverse mode), is the upstream scheme regardless of decrypted.
 	scheme  string
 	reverse bool // reverse mode: the Host sent upstream is the target's
+	// vetted: target passed the loop check and is not the certificate page's host, so
+	// requests on the connection need not check it again.
+	vetted bool
 	// frames records the connection's frames when frame capture is on (h2 and h3).
 	frames *frameRec
 
@@ -198,6 +201,7 @@ func (e *Engine) serveConnect(w http.ResponseWriter, r *http.Request) {
 	}
 	info := r.Context().Value(connInfoKey{}).(*connInfo)
 	info.target = target
+	info.vetted = !isCertHost(host) // isReserved passed above
 	conn, brw, err := http.NewResponseController(w).Hijack()
 	if err != nil {
 		http.Error(w, "cannot take over the connection: "+err.Error(), http.StatusInternalServerError)
