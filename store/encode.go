@@ -173,4 +173,7 @@ const (
 	PartResponse byte = 's'
 )
 
-const chunkSize = 64 << 10
+// chunkSize is the largest chunk of body bytes per key: 64 KiB less room for the leaf
+// page header, element and key, so a chunk alone fills exactly 4 pages of 16 KiB
+// (filePageSize) rather than spilling into a fifth. Readers take chunks of any size.
+const chunkSize = 64<<10 - 64

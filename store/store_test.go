@@ -385,19 +385,20 @@ func TestCorruptFiles(t *testing.T) {
 	for i := range garbage {
 		garbage[i] = byte(i*7 + i/3)
 	}
+	ps := pageSize() // the file's page size
 	flipped := append([]byte(nil), goodBytes...)
-	for i := 4096 * 3; i < len(flipped); i += 4096 {
+	for i := ps * 3; i < len(flipped); i += ps {
 		copy(flipped[i:i+64], garbage) // every data page header damaged, meta pages intact
 	}
 	metaZeroed := append([]byte(nil), goodBytes...)
-	clear(metaZeroed[:8192])
+	clear(metaZeroed[:2*ps])
 	cases := map[string][]byte{
 		"garbage":          garbage,
 		"short":            []byte("not a database"),
 		"truncated":        goodBytes[:len(goodBytes)/2],
 		"meta zeroed":      metaZeroed,
 		"data pages":       flipped,
-		"one page":         goodBytes[:4096],
+		"one page":         goodBytes[:ps],
 		"text with length": bytes.Repeat([]byte("hello world\n"), 5000),
 	}
 	for name, content := range cases {
