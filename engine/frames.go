@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -51,6 +52,7 @@ const (
 	maxHeldFrames     = 4096
 	maxConnFrames     = 128 // connection-level frames kept per connection (oldest after the first 16 go)
 	maxEndedUnlinked  = 64  // ended streams kept waiting for a session announcement
+	maxRetired        = 32  // delivered streams kept for their late frames
 	maxTapFrameLength = 1<<24 - 1
 )
 
@@ -69,6 +71,8 @@ type frameRec struct {
 	ended    []uint64                // ended unlinked streams, oldest first
 	held     int
 	finished bool
+	retired  []uint64 // flushed streams kept for late frames, oldest first
+	gone     uint64   // streams below this id that are not in streams were dropped from it
 
 	tap *h2Tap // HTTP/2: the tap whose buffers hold this connection's frames not parsed yet
 }
@@ -105,12 +109,17 @@ func (r *frameRec) add(f session.Frame, connLevel bool, reqKey string, end bool)
 		if len(r.conn) >= maxConnFrames {
 			r.conn = append(r.conn[:16], r.conn[len(r.conn)-maxConnFrames/2:]...)
 		}
-		r.conn = append(r.conn, f)
+		r.conn = appendByTime(r.conn, f)
 		r.mu.Unlock()
 		return
 	}
 	st := r.streams[f.Stream]
 	if st == nil {
+		if f.Stream < r.gone {
+			// A late frame of a stream delivered long ago (new streams get higher ids).
+			r.mu.Unlock()
+			return
+		}
 		st = &streamFrames{}
 		r.streams[f.Stream] = st
 	}
@@ -129,7 +138,7 @@ func (r *frameRec) add(f session.Frame, connLevel bool, reqKey string, end bool)
 		r.e.framesDropped.Add(1)
 		return
 	}
-	st.frames = append(st.frames, f)
+	st.frames = appendByTime(st.frames, f)
 	r.held++
 	if reqKey != "" && st.key == "" && st.sid == 0 {
 		st.key = reqKey
@@ -207,6 +216,7 @@ func (r *frameRec) take(stream uint64, st *streamFrames) *streamFrames {
 	}
 	r.held -= len(st.frames)
 	st.frames, st.flushed = nil, true
+	r.retire(stream)
 	opening, since := r.connFramesFor(out.frames)
 	out.frames = mergeFrames(opening, since, out.frames)
 	return out
@@ -231,10 +241,25 @@ func (r *frameRec) connFramesFor(stream []session.Frame) (opening, since []sessi
 	return r.conn[:connOpening], r.conn[i:]
 }
 
+// retire notes that a stream's frames went out (or were dropped); the newest maxRetired
+// such streams stay in r.streams so that their late frames still reach their session,
+// older ones go. r.mu is held.
+func (r *frameRec) retire(stream uint64) {
+	r.retired = append(r.retired, stream)
+	if len(r.retired) <= maxRetired {
+		return
+	}
+	old := r.retired[0]
+	r.retired = r.retired[1:]
+	delete(r.streams, old)
+	r.gone = max(r.gone, old+1)
+}
+
 // forget drops an unlinked stream; r.mu is held.
 func (r *frameRec) forget(stream uint64, st *streamFrames) {
 	r.held -= len(st.frames)
 	st.frames, st.flushed = nil, true
+	r.retire(stream)
 	if q := r.unlinked[st.key]; len(q) > 0 {
 		for i, s := range q {
 			if s == stream {
@@ -250,8 +275,8 @@ func (r *frameRec) forget(stream uint64, st *streamFrames) {
 
 // mergeFrames returns the connection frames (opening then since, which follow each other
 // in time) and the stream frames in time order, in one new slice; each list is in time
-// order already (one parser per direction appends in order, and the two directions' times
-// interleave), so a stable sort of the rare out-of-order pairs follows a linear merge.
+// order already (appendByTime), so a linear merge does it (the stable sort after it is a
+// safety net).
 func mergeFrames(opening, since, streamFrames []session.Frame) []session.Frame {
 	nc := len(opening) + len(since)
 	out := make([]session.Frame, 0, nc+len(streamFrames))
@@ -277,11 +302,27 @@ func mergeFrames(opening, since, streamFrames []session.Frame) []session.Frame {
 	out = append(out, streamFrames[j:]...)
 	for k := 1; k < len(out); k++ {
 		if out[k].Time.Before(out[k-1].Time) {
-			sort.SliceStable(out, func(a, b int) bool { return out[a].Time.Before(out[b].Time) })
+			slices.SortStableFunc(out, func(a, b session.Frame) int { return a.Time.Compare(b.Time) })
 			break
 		}
 	}
 	return out
+}
+
+// appendByTime adds f to fs, which is in time order, keeping the order (f goes after
+// frames of the same time). Each direction is parsed in order, but one direction may be
+// parsed after the other got ahead, so f usually goes last or a few places before.
+func appendByTime(fs []session.Frame, f session.Frame) []session.Frame {
+	i := len(fs)
+	for i > 0 && fs[i-1].Time.After(f.Time) {
+		i--
+	}
+	fs = append(fs, f)
+	if i < len(fs)-1 {
+		copy(fs[i+1:], fs[i:len(fs)-1])
+		fs[i] = f
+	}
+	return fs
 }
 
 // link announces that session id carries the request (method, path) on this connection.
@@ -374,6 +415,8 @@ const (
 	tapParseBytes = 64 << 10 // buffered copy that triggers an inline parse
 	tapParseMarks = 1024     // buffered reads or writes that trigger an inline parse
 	tapMaxPartial = 1 << 20  // bytes of one unfinished frame or header block that stop capture
+
+	tapMaxHeaderList = 1 << 20 // decoded bytes (RFC 9113 sizes) kept of one header block
 )
 
 // h2Tap passes a connection's bytes through unchanged and keeps a shortened copy of each
@@ -492,9 +535,15 @@ type tapDir struct {
 	inBlock bool // a header block continues in CONTINUATION frames
 
 	// The parser; touched only under parseMu (which is taken before mu).
-	parseMu sync.Mutex
-	fr      *http2.Framer
-	src     tapSource
+	parseMu    sync.Mutex
+	fr         *http2.Framer
+	src        tapSource
+	hdec       *hpack.Decoder
+	inHdr      bool // in a header block: blk is its first frame
+	blk        http2.FrameHeader
+	promised   uint32 // PUSH_PROMISE's promised stream
+	fields     []session.HeaderField
+	fieldBytes int
 }
 
 // flagTapShortened marks, in the tap's copy, a DATA frame whose payload was left out; its
@@ -713,14 +762,13 @@ func (d *tapDir) parseFrames(b []byte, marks []tapMark) error {
 	if d.fr == nil {
 		d.fr = http2.NewFramer(nil, &d.src)
 		d.fr.SetMaxReadFrameSize(maxTapFrameLength)
-		d.fr.ReadMetaHeaders = hpack.NewDecoder(64<<10, nil)
-		d.fr.MaxHeaderListSize = 16 << 20
+		d.hdec = hpack.NewDecoder(64<<10, d.emitField)
 	}
+	defer func() { d.src = tapSource{} }()
 	mi := 0
 	for d.src.off < len(b) {
 		f, err := d.fr.ReadFrame()
 		if err != nil {
-			d.src = tapSource{}
 			return err
 		}
 		// A frame is dated by the arrival of its last byte (of the copy).
@@ -731,9 +779,106 @@ func (d *tapDir) parseFrames(b []byte, marks []tapMark) error {
 		if mi < len(marks) {
 			at = marks[mi].at
 		}
-		d.record(f, at)
+		if err := d.frame(f, at); err != nil {
+			return err
+		}
 	}
-	d.src = tapSource{}
+	return nil
+}
+
+// frame records one frame read by the Framer. Header blocks (HEADERS or PUSH_PROMISE and
+// their CONTINUATIONs) go through the direction's HPACK decoder in order and are recorded
+// as one frame, of the type and flags of the block's first frame, dated by its last.
+func (d *tapDir) frame(f http2.Frame, at time.Time) error {
+	var frag []byte
+	ended := false
+	switch f := f.(type) {
+	case *http2.HeadersFrame:
+		frag, ended = f.HeaderBlockFragment(), f.HeadersEnded()
+	case *http2.PushPromiseFrame:
+		frag, ended = f.HeaderBlockFragment(), f.HeadersEnded()
+		d.promised = f.PromiseID
+	case *http2.ContinuationFrame:
+		if !d.inHdr || f.StreamID != d.blk.StreamID {
+			return fmt.Errorf("CONTINUATION for stream %d outside a header block", f.StreamID)
+		}
+		if _, err := d.hdec.Write(f.HeaderBlockFragment()); err != nil {
+			return err
+		}
+		if f.HeadersEnded() {
+			return d.blockDone(at)
+		}
+		return nil
+	default:
+		if d.inHdr {
+			return fmt.Errorf("%v on stream %d inside the header block of stream %d", f.Header().Type, f.Header().StreamID, d.blk.StreamID)
+		}
+		d.record(f, at)
+		return nil
+	}
+	if d.inHdr {
+		return fmt.Errorf("%v on stream %d inside the header block of stream %d", f.Header().Type, f.Header().StreamID, d.blk.StreamID)
+	}
+	d.blk, d.inHdr = f.Header(), true
+	if _, err := d.hdec.Write(frag); err != nil {
+		return err
+	}
+	if ended {
+		return d.blockDone(at)
+	}
+	return nil
+}
+
+// emitField collects one decoded field of the header block being read; past
+// tapMaxHeaderList bytes of fields the rest of the block is left out.
+func (d *tapDir) emitField(hf hpack.HeaderField) {
+	d.fieldBytes += len(hf.Name) + len(hf.Value) + 32
+	if d.fieldBytes <= tapMaxHeaderList {
+		d.fields = append(d.fields, session.HeaderField{Name: hf.Name, Value: hf.Value})
+	}
+}
+
+// blockDone records the header block that just ended.
+func (d *tapDir) blockDone(at time.Time) error {
+	d.inHdr = false
+	err := d.hdec.Close()
+	fh := d.blk
+	sf := session.Frame{Dir: d.dir, Time: at, Stream: uint64(fh.StreamID), Type: fh.Type.String(),
+		Flags: h2Flags(fh.Type, fh.Flags), Length: int(fh.Length)}
+	if len(d.fields) > 0 {
+		sf.Headers = slices.Clone(d.fields)
+	}
+	clear(d.fields) // let the strings go
+	d.fields, d.fieldBytes = d.fields[:0], 0
+	if err != nil {
+		return err
+	}
+	rec := d.t.rec
+	if fh.Type == http2.FramePushPromise {
+		sf.Detail = "promised_stream=" + strconv.FormatUint(uint64(d.promised), 10)
+		rec.add(sf, false, "", false)
+		return nil
+	}
+	// The request head: inbound on the client leg, outbound on the upstream leg.
+	var key string
+	if (d.dir == "in") == (rec.leg == legClient) {
+		var method, path string
+		for _, hf := range sf.Headers {
+			if !strings.HasPrefix(hf.Name, ":") {
+				break
+			}
+			switch hf.Name {
+			case ":method":
+				method = hf.Value
+			case ":path":
+				path = hf.Value
+			}
+		}
+		if method != "" {
+			key = requestKey(method, path)
+		}
+	}
+	rec.add(sf, false, key, fh.Flags.Has(http2.FlagHeadersEndStream))
 	return nil
 }
 
@@ -741,21 +886,8 @@ func (d *tapDir) record(f http2.Frame, at time.Time) {
 	fh := f.Header()
 	sf := session.Frame{Dir: d.dir, Time: at, Stream: uint64(fh.StreamID), Type: fh.Type.String(),
 		Flags: h2Flags(fh.Type, fh.Flags), Length: int(fh.Length)}
-	var key string
 	end := false
 	switch f := f.(type) {
-	case *http2.MetaHeadersFrame:
-		sf.Headers = make([]session.HeaderField, len(f.Fields))
-		for i, hf := range f.Fields {
-			sf.Headers[i] = session.HeaderField{Name: hf.Name, Value: hf.Value}
-		}
-		// The request head: inbound on the client leg, outbound on the upstream leg.
-		if (d.dir == "in") == (d.t.rec.leg == legClient) {
-			if m := f.PseudoValue("method"); m != "" {
-				key = requestKey(m, f.PseudoValue("path"))
-			}
-		}
-		end = f.StreamEnded()
 	case *http2.DataFrame:
 		end = f.StreamEnded()
 		if fh.Flags.Has(flagTapShortened) {
@@ -792,7 +924,7 @@ func (d *tapDir) record(f http2.Frame, at time.Time) {
 		rec.add(sf, true, "", false)
 		return
 	}
-	rec.add(sf, false, key, end)
+	rec.add(sf, false, "", end)
 	if _, ok := f.(*http2.RSTStreamFrame); ok {
 		rec.endStream(uint64(fh.StreamID), d.dir, true)
 	}

@@ -303,3 +303,47 @@ func TestTapStopsOnHugeFrame(t *testing.T) {
 		t.Fatalf("dead %v, %d bytes held, dropped %d, logged %q", dead, n, e.framesDropped.Load(), logged)
 	}
 }
+
+// TestFrameRecForgetsDeliveredStreams: a long keep-alive connection keeps only the newest
+// delivered streams (for their late frames); late frames of older ones are let go.
+func TestFrameRecForgetsDeliveredStreams(t *testing.T) {
+	got := map[session.ID]int{}
+	e := &Engine{cfg: Config{FrameSink: func(id session.ID, fs []session.Frame) { got[id] += len(fs) }}}
+	e.capture.Store(true)
+	r := newFrameRec(e, legClient, session.HTTP2, 1)
+	t0 := time.Now()
+	const n = 10 * maxRetired
+	for i := range n {
+		s := uint64(1 + 2*i)
+		r.link(session.ID(1000+i), "GET", "/x")
+		r.add(session.Frame{Dir: "in", Time: t0, Stream: s, Type: "HEADERS"}, false, requestKey("GET", "/x"), true)
+		r.add(session.Frame{Dir: "out", Time: t0, Stream: s, Type: "HEADERS"}, false, "", true)
+	}
+	if len(r.streams) > maxRetired || r.held != 0 || len(got) != n {
+		t.Fatalf("%d streams kept, %d frames held, %d sessions delivered", len(r.streams), r.held, len(got))
+	}
+	// A late frame of a recent stream still reaches its session; one of an old stream
+	// is let go without being held.
+	r.add(session.Frame{Dir: "out", Time: t0, Stream: uint64(1 + 2*(n-1)), Type: "WINDOW_UPDATE"}, false, "", false)
+	r.add(session.Frame{Dir: "out", Time: t0, Stream: 1, Type: "WINDOW_UPDATE"}, false, "", false)
+	if got[session.ID(1000+n-1)] != 3 || got[1000] != 2 || r.held != 0 || r.streams[1] != nil {
+		t.Fatalf("late frames: newest session %d frames, oldest %d, held %d", got[session.ID(1000+n-1)], got[1000], r.held)
+	}
+}
+
+func TestAppendByTimeKeepsOrder(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	t0 := time.Now()
+	var fs []session.Frame
+	for i := range 500 {
+		// Mostly in order, sometimes a few steps back, with ties.
+		at := t0.Add(time.Duration(i/2-rng.IntN(4)) * time.Millisecond)
+		fs = appendByTime(fs, session.Frame{Time: at, Length: i})
+	}
+	for i := 1; i < len(fs); i++ {
+		a, b := fs[i-1], fs[i]
+		if b.Time.Before(a.Time) || b.Time.Equal(a.Time) && b.Length < a.Length {
+			t.Fatalf("frames %d and %d out of order (or ties reordered): %v %d, %v %d", i-1, i, a.Time, a.Length, b.Time, b.Length)
+		}
+	}
+}
