@@ -8,6 +8,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -344,6 +345,105 @@ func TestAppendByTimeKeepsOrder(t *testing.T) {
 		a, b := fs[i-1], fs[i]
 		if b.Time.Before(a.Time) || b.Time.Equal(a.Time) && b.Length < a.Length {
 			t.Fatalf("frames %d and %d out of order (or ties reordered): %v %d, %v %d", i-1, i, a.Time, a.Length, b.Time, b.Length)
+		}
+	}
+}
+
+// TestTapParsesHeaderBlocks: the tap's parser decodes header blocks split over
+// CONTINUATION frames, keeps the HPACK table in step through PUSH_PROMISE blocks, and
+// records every frame with its real DATA length, however the bytes were split.
+func TestTapParsesHeaderBlocks(t *testing.T) {
+	raw, _ := h2Stream(t)
+	rng := rand.New(rand.NewPCG(5, 6))
+	for round := 0; round < 50; round++ {
+		e := &Engine{cfg: Config{Logf: t.Logf}}
+		e.capture.Store(true)
+		tap := e.newH2Tap(nil, legUpstream, 1) // requests and the preface go "out"
+		for p := raw; len(p) > 0; {
+			n := 1 + rng.IntN(min(len(p), 300))
+			tap.out.feed(p[:n])
+			p = p[n:]
+			if rng.IntN(4) == 0 {
+				tap.parse()
+			}
+		}
+		tap.parse()
+		r := tap.rec
+		st := r.streams[1]
+		if st == nil || tap.out.dead {
+			t.Fatalf("round %d: stream 1 not recorded (dead %v)", round, tap.out.dead)
+		}
+		var got []string
+		for _, f := range st.frames {
+			got = append(got, fmt.Sprintf("%s/%d", f.Type, f.Length))
+		}
+		if want := "HEADERS/5 DATA/16384 DATA/3 DATA/22 DATA/5000"; strings.Join(got, " ") != want {
+			t.Fatalf("round %d: stream 1 frames %q, want %q", round, strings.Join(got, " "), want)
+		}
+		h := st.frames[0].Headers
+		if len(h) != 4 || h[0] != (session.HeaderField{Name: ":method", Value: "POST"}) || h[3].Value != "a.test" || st.key != "POST /up" {
+			t.Fatalf("round %d: headers %v key %q", round, h, st.key)
+		}
+		if !st.endOut || st.endIn {
+			t.Fatalf("round %d: ends out %v in %v", round, st.endOut, st.endIn)
+		}
+		got = got[:0]
+		for _, f := range r.conn {
+			got = append(got, f.Type)
+		}
+		if want := "SETTINGS WINDOW_UPDATE PING GOAWAY"; strings.Join(got, " ") != want {
+			t.Fatalf("round %d: connection frames %q", round, got)
+		}
+	}
+
+	// PUSH_PROMISE adds to the HPACK table; the HEADERS after it refers to the entry.
+	var buf, hb bytes.Buffer
+	fr := http2.NewFramer(&buf, nil)
+	enc := hpack.NewEncoder(&hb)
+	_ = enc.WriteField(hpack.HeaderField{Name: ":method", Value: "GET"})
+	_ = enc.WriteField(hpack.HeaderField{Name: "x-pushed", Value: "yes"})
+	_ = fr.WritePushPromise(http2.PushPromiseParam{StreamID: 1, PromiseID: 2, BlockFragment: slices.Clone(hb.Bytes()), EndHeaders: true})
+	hb.Reset()
+	_ = enc.WriteField(hpack.HeaderField{Name: ":status", Value: "200"})
+	_ = enc.WriteField(hpack.HeaderField{Name: "x-pushed", Value: "yes"})
+	_ = fr.WriteHeaders(http2.HeadersFrameParam{StreamID: 1, BlockFragment: hb.Bytes(), EndHeaders: true})
+	e := &Engine{cfg: Config{Logf: t.Logf}}
+	e.capture.Store(true)
+	tap := e.newH2Tap(nil, legUpstream, 1) // responses come "in", without a preface
+	tap.in.feed(buf.Bytes())
+	tap.parse()
+	fs := tap.rec.streams[1].frames
+	if len(fs) != 2 || fs[0].Type != "PUSH_PROMISE" || fs[0].Detail != "promised_stream=2" ||
+		fs[1].Type != "HEADERS" || len(fs[1].Headers) != 2 || fs[1].Headers[1] != (session.HeaderField{Name: "x-pushed", Value: "yes"}) {
+		t.Fatalf("push promise: %+v", fs)
+	}
+}
+
+// TestTapStopsOnBadHeaderBlock: a CONTINUATION without a block, a frame inside a block or
+// a broken HPACK block stop capture for the direction with a logged reason.
+func TestTapStopsOnBadHeaderBlock(t *testing.T) {
+	frames := map[string]func(fr *http2.Framer){
+		"PROTOCOL_ERROR": func(fr *http2.Framer) { _ = fr.WriteContinuation(1, true, []byte{0x82}) }, // the Framer's check
+		"PING on stream 0 inside the header block of stream 1": func(fr *http2.Framer) {
+			_ = fr.WritePushPromise(http2.PushPromiseParam{StreamID: 1, PromiseID: 2, BlockFragment: []byte{0x82}})
+			_ = fr.WritePing(false, [8]byte{})
+			_ = fr.WriteContinuation(1, true, []byte{0x84})
+		},
+		"decoding error": func(fr *http2.Framer) {
+			_ = fr.WriteHeaders(http2.HeadersFrameParam{StreamID: 1, BlockFragment: []byte{0xff, 0xff, 0xff, 0xff, 0x7f}, EndHeaders: true})
+		},
+	}
+	for want, write := range frames {
+		var logged []string
+		e := &Engine{cfg: Config{Logf: func(f string, a ...any) { logged = append(logged, fmt.Sprintf(f, a...)) }}}
+		e.capture.Store(true)
+		tap := e.newH2Tap(nil, legUpstream, 1)
+		var buf bytes.Buffer
+		write(http2.NewFramer(&buf, nil))
+		tap.in.feed(buf.Bytes())
+		tap.parse()
+		if !tap.in.dead || len(logged) != 1 || !strings.Contains(logged[0], want) {
+			t.Errorf("%s: dead %v, logged %q", want, tap.in.dead, logged)
 		}
 	}
 }
