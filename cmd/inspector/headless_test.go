@@ -196,7 +196,7 @@ func TestHeadlessEndToEnd(t *testing.T) {
 			t.Errorf("sessions --json lacks %q", f)
 		}
 	}
-	if rows[0]["req_bytes"].(float64) != 300<<10 || rows[0]["client_proto"] != "http/1.1" || rows[0]["upstream_proto"] != "h2" || rows[0]["tls"] != true {
+	if rows[0]["req_bytes"].(float64) != 300<<10 || rows[0]["client_proto"] != "http/1.1" || rows[0]["upstream_proto"] != "http/1.1" || rows[0]["tls"] != true {
 		t.Errorf("first row %v", rows[0])
 	}
 	if rows[3]["status"].(float64) != 0 || rows[3]["error"] == "" {
