@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"time"
 
@@ -231,27 +232,58 @@ func (s *Store) commit(batch []*session.Session, clean bool) error {
 }
 
 // evict removes the oldest sessions while the store is over a limit, at most evictStep
-// per call; over reports that more remain to evict.
+// per call; over reports that more remain to evict. It finds the newest id to evict by
+// walking the summaries from the oldest, then deletes every key up to that id in each
+// bucket, walking backwards from it: no search per key (bbolt's cursor stays valid going
+// backwards over deleted keys, not forwards).
 func (s *Store) evict(b *buckets, count uint64, total int64) (uint64, int64, bool, error) {
+	over := func() bool { return count > uint64(s.opts.MaxSessions) || total > s.opts.MaxBytes }
+	if !over() {
+		return count, total, false, nil
+	}
 	c := b.sums.Cursor()
-	for n := 0; count > uint64(s.opts.MaxSessions) || total > s.opts.MaxBytes; n++ {
+	var last session.ID
+	n := 0
+	for k, v := c.First(); k != nil && over(); k, v = c.Next() {
 		if n == evictStep {
-			return count, total, true, nil
-		}
-		k, _ := c.First()
-		if k == nil {
 			break
 		}
-		stored, ok, err := deleteSession(b, keyID(k))
-		if err != nil {
+		last = keyID(k)
+		count--
+		total -= summaryStored(v)
+		n++
+	}
+	if n == 0 {
+		return count, total, false, nil
+	}
+	for _, bk := range []*bolt.Bucket{b.sums, b.sess, b.bodies, b.msgs, b.frames} {
+		if err := deleteThrough(bk, last); err != nil {
 			return count, total, false, err
 		}
-		if ok {
-			count--
-			total -= stored
+	}
+	return count, total, n == evictStep && over(), nil
+}
+
+// deleteThrough deletes every key of bk whose session id is ≤ last.
+func deleteThrough(bk *bolt.Bucket, last session.ID) error {
+	c := bk.Cursor()
+	var k []byte
+	if last == math.MaxUint64 {
+		k, _ = c.Last()
+	} else if k, _ = c.Seek(idKey(last + 1)); k == nil {
+		k, _ = c.Last()
+	} else {
+		k, _ = c.Prev()
+	}
+	for ; k != nil; k, _ = c.Prev() {
+		if len(k) >= 8 && keyID(k) > last {
+			break
+		}
+		if err := c.Delete(); err != nil {
+			return err
 		}
 	}
-	return count, total, false, nil
+	return nil
 }
 
 // putSession writes ss into the buckets and returns its stored size.
@@ -367,37 +399,48 @@ func deleteSession(b *buckets, id session.ID) (stored int64, ok bool, err error)
 	if v == nil {
 		return 0, false, nil
 	}
-	if len(v) > 1 {
-		if x, n := binary.Uvarint(v[1:]); n > 0 {
-			stored = int64(x)
-		}
-	}
+	stored = summaryStored(v)
 	if err := b.sums.Delete(key); err != nil {
 		return 0, false, err
 	}
-	// The record's place mask says which other buckets may hold keys of id.
+	if err := deleteRest(b, key); err != nil {
+		return 0, false, err
+	}
+	return stored, true, nil
+}
+
+// summaryStored is the stored size recorded in a summary record (0 if unreadable).
+func summaryStored(v []byte) int64 {
+	if len(v) > 1 {
+		if x, n := binary.Uvarint(v[1:]); n > 0 {
+			return int64(x)
+		}
+	}
+	return 0
+}
+
+// deleteRest removes the keys of the session key outside the summaries bucket: its
+// record, and the messages and bodies the record's place mask says may exist, and frames.
+func deleteRest(b *buckets, key []byte) error {
 	place := byte(placeLegacy)
 	c := b.sess.Cursor()
 	if k, v := c.Seek(key); k != nil && bytes.Equal(k, key) {
 		place = recordPlace(v)
 		if err := c.Delete(); err != nil {
-			return 0, false, err
+			return err
 		}
 	}
 	if place&placeMessages != 0 {
 		if err := b.msgs.Delete(key); err != nil {
-			return 0, false, err
+			return err
 		}
 	}
 	if place&placeBodies != 0 {
 		if err := deletePrefix(b.bodies, key); err != nil {
-			return 0, false, err
+			return err
 		}
 	}
-	if err := deletePrefix(b.frames, key); err != nil {
-		return 0, false, err
-	}
-	return stored, true, nil
+	return deletePrefix(b.frames, key)
 }
 
 func deletePrefix(bk *bolt.Bucket, prefix []byte) error {
