@@ -72,7 +72,10 @@ type frameRec struct {
 	held     int
 	finished bool
 	retired  []uint64 // flushed streams kept for late frames, oldest first
-	gone     uint64   // streams below this id that are not in streams were dropped from it
+	// openingFixed: streams hold copies of conn[:connOpening], so later connection frames
+	// go after them whatever their time.
+	openingFixed bool
+	gone         uint64 // streams below this id that are not in streams were dropped from it
 
 	tap *h2Tap // HTTP/2: the tap whose buffers hold this connection's frames not parsed yet
 }
@@ -83,7 +86,13 @@ type streamFrames struct {
 	frames         []session.Frame
 	endIn, endOut  bool
 	reset, flushed bool
-	done           bool // HTTP/2: the session completed and waits for the stream to end (counted in tap.want)
+	// HTTP/2: the session completed and waits for the stream to end in that direction
+	// (counted in the tap direction's want).
+	waitIn, waitOut bool
+	// The first base frames are the connection's opening frames, copied in when the
+	// stream began (see add); start is the time of the stream's first own frame.
+	base  int
+	start time.Time
 }
 
 func newFrameRec(e *Engine, leg, proto string, connID uint64) *frameRec {
@@ -109,7 +118,11 @@ func (r *frameRec) add(f session.Frame, connLevel bool, reqKey string, end bool)
 		if len(r.conn) >= maxConnFrames {
 			r.conn = append(r.conn[:16], r.conn[len(r.conn)-maxConnFrames/2:]...)
 		}
-		r.conn = appendByTime(r.conn, f)
+		floor := 0
+		if r.openingFixed {
+			floor = connOpening
+		}
+		r.conn = appendByTime(r.conn, f, floor)
 		r.mu.Unlock()
 		return
 	}
@@ -121,6 +134,14 @@ func (r *frameRec) add(f session.Frame, connLevel bool, reqKey string, end bool)
 			return
 		}
 		st = &streamFrames{}
+		if len(r.conn) >= connOpening {
+			// Every session gets the opening frames: copy them in now, in the slice
+			// that will be delivered, rather than merging them in at delivery.
+			r.openingFixed = true
+			st.frames = make([]session.Frame, connOpening, connOpening+6)
+			copy(st.frames, r.conn[:connOpening])
+			st.base = connOpening
+		}
 		r.streams[f.Stream] = st
 	}
 	if st.flushed {
@@ -138,7 +159,10 @@ func (r *frameRec) add(f session.Frame, connLevel bool, reqKey string, end bool)
 		r.e.framesDropped.Add(1)
 		return
 	}
-	st.frames = appendByTime(st.frames, f)
+	st.frames = appendByTime(st.frames, f, 0)
+	if st.start.IsZero() || f.Time.Before(st.start) {
+		st.start = f.Time
+	}
 	r.held++
 	if reqKey != "" && st.key == "" && st.sid == 0 {
 		st.key = reqKey
@@ -210,15 +234,20 @@ func (r *frameRec) ended1(stream uint64, st *streamFrames) *streamFrames {
 // take removes a linked stream's frames for delivery; r.mu is held.
 func (r *frameRec) take(stream uint64, st *streamFrames) *streamFrames {
 	out := &streamFrames{sid: st.sid, frames: st.frames}
-	if st.done {
-		st.done = false
-		r.tap.want.Add(-1)
+	if st.waitIn {
+		r.tap.in.want.Add(-1)
 	}
-	r.held -= len(st.frames)
+	if st.waitOut {
+		r.tap.out.want.Add(-1)
+	}
+	st.waitIn, st.waitOut = false, false
+	own := len(st.frames) - st.base
+	r.held -= own
 	st.frames, st.flushed = nil, true
 	r.retire(stream)
-	opening, since := r.connFramesFor(out.frames)
-	out.frames = mergeFrames(opening, since, out.frames)
+	if opening, since := r.connFramesFor(st.start, own > 0, st.base); len(opening)+len(since) > 0 {
+		out.frames = mergeFrames(opening, since, out.frames)
+	}
 	return out
 }
 
@@ -226,19 +255,19 @@ func (r *frameRec) take(stream uint64, st *streamFrames) *streamFrames {
 // exchange and the first WINDOW_UPDATEs) go with every session on it.
 const connOpening = 8
 
-// connFramesFor returns the connection-level frames that go with a stream's frames: the
-// connection's opening ones and those seen since the stream's first frame, as two
-// subslices of r.conn (no copy; valid while r.mu is held).
-func (r *frameRec) connFramesFor(stream []session.Frame) (opening, since []session.Frame) {
-	if len(stream) == 0 || len(r.conn) <= connOpening {
-		return r.conn, nil
+// connFramesFor returns the connection-level frames that go with a stream's frames (the
+// connection's opening ones and those seen since the stream's first frame at start; all
+// of them if it has none), leaving out the first skip ones (already copied into the
+// stream's frames), as two subslices of r.conn (no copy; valid while r.mu is held).
+func (r *frameRec) connFramesFor(start time.Time, has bool, skip int) (opening, since []session.Frame) {
+	if !has || len(r.conn) <= connOpening {
+		return r.conn[skip:], nil
 	}
-	t := stream[0].Time
-	i := sort.Search(len(r.conn), func(i int) bool { return !r.conn[i].Time.Before(t) })
+	i := sort.Search(len(r.conn), func(i int) bool { return !r.conn[i].Time.Before(start) })
 	if i <= connOpening {
-		return r.conn, nil
+		return r.conn[skip:], nil
 	}
-	return r.conn[:connOpening], r.conn[i:]
+	return r.conn[skip:connOpening], r.conn[i:]
 }
 
 // retire notes that a stream's frames went out (or were dropped); the newest maxRetired
@@ -257,7 +286,7 @@ func (r *frameRec) retire(stream uint64) {
 
 // forget drops an unlinked stream; r.mu is held.
 func (r *frameRec) forget(stream uint64, st *streamFrames) {
-	r.held -= len(st.frames)
+	r.held -= len(st.frames) - st.base
 	st.frames, st.flushed = nil, true
 	r.retire(stream)
 	if q := r.unlinked[st.key]; len(q) > 0 {
@@ -310,11 +339,12 @@ func mergeFrames(opening, since, streamFrames []session.Frame) []session.Frame {
 }
 
 // appendByTime adds f to fs, which is in time order, keeping the order (f goes after
-// frames of the same time). Each direction is parsed in order, but one direction may be
-// parsed after the other got ahead, so f usually goes last or a few places before.
-func appendByTime(fs []session.Frame, f session.Frame) []session.Frame {
+// frames of the same time), but not before fs[floor]. Each direction is parsed in order,
+// but one direction may be parsed after the other got ahead, so f usually goes last or a
+// few places before.
+func appendByTime(fs []session.Frame, f session.Frame, floor int) []session.Frame {
 	i := len(fs)
-	for i > 0 && fs[i-1].Time.After(f.Time) {
+	for i > floor && fs[i-1].Time.After(f.Time) {
 		i--
 	}
 	fs = append(fs, f)
@@ -426,7 +456,6 @@ type h2Tap struct {
 	in, out *tapDir
 	rec     *frameRec
 	off     atomic.Bool  // capture was seen off: the tap passes bytes through for good
-	want    atomic.Int32 // completed sessions whose streams have not ended yet
 	done    atomic.Int32 // directions closed; the second one finishes the recorder
 }
 
@@ -514,7 +543,8 @@ type tapMark struct {
 type tapDir struct {
 	t       *h2Tap
 	dir     string
-	preface bool // the direction starts with the client preface (checked by the parser)
+	preface bool         // the direction starts with the client preface (checked by the parser)
+	want    atomic.Int32 // completed sessions whose streams have not ended in this direction
 
 	mu     sync.Mutex
 	buf    []byte    // shortened copy not parsed yet
@@ -573,7 +603,7 @@ func (d *tapDir) feed(p []byte) {
 		return
 	}
 	n0 := len(d.buf)
-	ends := d.shorten(p)
+	ends, reset := d.shorten(p)
 	if len(d.buf) > n0 {
 		d.marks = append(d.marks, tapMark{end: len(d.buf), at: at})
 	}
@@ -590,7 +620,7 @@ func (d *tapDir) feed(p []byte) {
 		return
 	}
 	d.mu.Unlock()
-	if over || ends && d.t.want.Load() > 0 {
+	if over || ends && d.want.Load() > 0 || reset && d.t.in.want.Load()+d.t.out.want.Load() > 0 {
 		d.parse()
 	}
 }
@@ -599,8 +629,9 @@ func (d *tapDir) feed(p []byte) {
 // frames: the copy of such a frame gets length 3 and flagTapShortened, and carries the
 // original length. Only the 9-byte frame headers are looked at here (to know where frames
 // end); the parser's Framer decodes everything. It reports whether p held the header of
-// a frame that ends a stream (END_STREAM on DATA or HEADERS, RST_STREAM). d.mu is held.
-func (d *tapDir) shorten(p []byte) (ends bool) {
+// a frame that ends a stream (END_STREAM on DATA or HEADERS, or RST_STREAM: reset too).
+// d.mu is held.
+func (d *tapDir) shorten(p []byte) (ends, reset bool) {
 	out := d.buf
 	for len(p) > 0 {
 		switch {
@@ -637,7 +668,7 @@ func (d *tapDir) shorten(p []byte) (ends bool) {
 			case http2.FrameData, http2.FrameHeaders:
 				ends = ends || flags.Has(http2.FlagDataEndStream) // same bit for both
 			case http2.FrameRSTStream:
-				ends = true
+				ends, reset = true, true
 			}
 			switch typ {
 			case http2.FrameHeaders, http2.FramePushPromise:
@@ -661,7 +692,7 @@ func (d *tapDir) shorten(p []byte) (ends bool) {
 		}
 	}
 	d.buf = out
-	return ends
+	return ends, reset
 }
 
 // drop stops parsing this direction and releases its buffer.
@@ -1068,20 +1099,30 @@ func (r *frameRec) h2SessionDone(id session.ID) {
 	if t == nil || t.off.Load() {
 		return
 	}
-	// Counted before parsing, so that a stream end written meanwhile parses inline.
-	t.want.Add(1)
 	t.parse()
+	var waitIn, waitOut bool
 	r.mu.Lock()
-	waits := false
 	for _, st := range r.streams {
-		if st.sid == id && !st.flushed && !st.done {
-			st.done, waits = true, true
+		if st.sid == id && !st.flushed && !st.waitIn && !st.waitOut {
+			st.waitIn, st.waitOut = !st.endIn, !st.endOut
+			waitIn, waitOut = st.waitIn, st.waitOut
+			if waitIn {
+				t.in.want.Add(1)
+			}
+			if waitOut {
+				t.out.want.Add(1)
+			}
 			break
 		}
 	}
 	r.mu.Unlock()
-	if !waits {
-		t.want.Add(-1)
+	// A stream end that passed between the parse above and the count was not parsed
+	// by its feed: parse once more.
+	if waitIn {
+		t.in.parse()
+	}
+	if waitOut {
+		t.out.parse()
 	}
 }
 

@@ -339,7 +339,7 @@ func TestAppendByTimeKeepsOrder(t *testing.T) {
 	for i := range 500 {
 		// Mostly in order, sometimes a few steps back, with ties.
 		at := t0.Add(time.Duration(i/2-rng.IntN(4)) * time.Millisecond)
-		fs = appendByTime(fs, session.Frame{Time: at, Length: i})
+		fs = appendByTime(fs, session.Frame{Time: at, Length: i}, 0)
 	}
 	for i := 1; i < len(fs); i++ {
 		a, b := fs[i-1], fs[i]
@@ -445,5 +445,71 @@ func TestTapStopsOnBadHeaderBlock(t *testing.T) {
 		if !tap.in.dead || len(logged) != 1 || !strings.Contains(logged[0], want) {
 			t.Errorf("%s: dead %v, logged %q", want, tap.in.dead, logged)
 		}
+	}
+}
+
+// TestFrameRecOpeningFrames: every session gets the connection's opening frames and the
+// connection frames seen during its stream, in time order, whether the stream began
+// before the opening was complete or after (then the opening is copied in up front).
+func TestFrameRecOpeningFrames(t *testing.T) {
+	got := map[session.ID][]session.Frame{}
+	e := &Engine{cfg: Config{FrameSink: func(id session.ID, fs []session.Frame) { got[id] = append(got[id], fs...) }}}
+	e.capture.Store(true)
+	r := newFrameRec(e, legClient, session.HTTP2, 1)
+	t0 := time.Now()
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	conn := func(ms int, typ string) { r.add(session.Frame{Dir: "in", Time: at(ms), Type: typ}, true, "", false) }
+	req := func(ms int, stream uint64, end bool) {
+		r.add(session.Frame{Dir: "in", Time: at(ms), Stream: stream, Type: "HEADERS"}, false, requestKey("GET", "/"), end)
+	}
+	resp := func(ms int, stream uint64) {
+		r.add(session.Frame{Dir: "out", Time: at(ms), Stream: stream, Type: "DATA"}, false, "", true)
+	}
+	names := func(fs []session.Frame) string {
+		var b strings.Builder
+		for i, f := range fs {
+			if i > 0 && f.Time.Before(fs[i-1].Time) {
+				t.Fatalf("frames out of time order: %+v", fs)
+			}
+			fmt.Fprintf(&b, "%s@%d ", f.Type, f.Time.Sub(t0).Milliseconds())
+		}
+		return strings.TrimSpace(b.String())
+	}
+	// Stream 1 begins inside the opening exchange.
+	for i := range 3 {
+		conn(i, "SETTINGS")
+	}
+	r.link(1, "GET", "/")
+	req(3, 1, true)
+	for i := 4; i < 9; i++ {
+		conn(i, "WINDOW_UPDATE")
+	}
+	resp(9, 1)
+	want1 := "SETTINGS@0 SETTINGS@1 SETTINGS@2 HEADERS@3 WINDOW_UPDATE@4 WINDOW_UPDATE@5 WINDOW_UPDATE@6 WINDOW_UPDATE@7 WINDOW_UPDATE@8 DATA@9"
+	if n := names(got[1]); n != want1 {
+		t.Fatalf("stream 1:\n got %s\nwant %s", n, want1)
+	}
+	// Stream 3 begins after it: the opening is copied in; a PING during the stream goes
+	// with it, a frame from before the stream parsed late (the other direction lagging)
+	// does not: it is neither in the opening nor in the stream's time.
+	r.link(2, "GET", "/")
+	req(20, 3, true)
+	conn(21, "PING")
+	conn(5, "SETTINGS") // parsed late: goes after the opening frames the streams hold
+	resp(22, 3)
+	want3 := "SETTINGS@0 SETTINGS@1 SETTINGS@2 WINDOW_UPDATE@4 WINDOW_UPDATE@5 WINDOW_UPDATE@6 WINDOW_UPDATE@7 WINDOW_UPDATE@8 HEADERS@20 PING@21 DATA@22"
+	if n := names(got[2]); n != want3 {
+		t.Fatalf("stream 3:\n got %s\nwant %s", n, want3)
+	}
+	// Stream 5 with no connection frames during it gets the opening and its own frames.
+	r.link(3, "GET", "/")
+	req(30, 5, true)
+	resp(31, 5)
+	want5 := "SETTINGS@0 SETTINGS@1 SETTINGS@2 WINDOW_UPDATE@4 WINDOW_UPDATE@5 WINDOW_UPDATE@6 WINDOW_UPDATE@7 WINDOW_UPDATE@8 HEADERS@30 DATA@31"
+	if n := names(got[3]); n != want5 {
+		t.Fatalf("stream 5:\n got %s\nwant %s", n, want5)
+	}
+	if r.held != 0 {
+		t.Fatalf("%d frames held after every stream was delivered", r.held)
 	}
 }
