@@ -66,8 +66,8 @@ type frameRec struct {
 	mu       sync.Mutex
 	conn     []session.Frame
 	streams  map[uint64]*streamFrames
-	pending  map[string][]session.ID // request key → announced sessions without a stream
-	unlinked map[string][]uint64     // request key → streams without a session
+	pending  map[reqKey][]session.ID // announced sessions without a stream
+	unlinked map[reqKey][]uint64     // streams without a session
 	ended    []uint64                // ended unlinked streams, oldest first
 	held     int
 	finished bool
@@ -82,7 +82,7 @@ type frameRec struct {
 
 type streamFrames struct {
 	sid            session.ID
-	key            string
+	key            reqKey
 	frames         []session.Frame
 	endIn, endOut  bool
 	reset, flushed bool
@@ -97,18 +97,22 @@ type streamFrames struct {
 
 func newFrameRec(e *Engine, leg, proto string, connID uint64) *frameRec {
 	return &frameRec{e: e, leg: leg, proto: proto, connID: connID,
-		streams: map[uint64]*streamFrames{}, pending: map[string][]session.ID{}, unlinked: map[string][]uint64{}}
+		streams: map[uint64]*streamFrames{}, pending: map[reqKey][]session.ID{}, unlinked: map[reqKey][]uint64{}}
 }
 
-func requestKey(method, path string) string { return method + " " + path }
+// reqKey is the request a stream carries, to pair it with its session; the zero value
+// is no request.
+type reqKey struct{ method, path string }
+
+func requestKey(method, path string) reqKey { return reqKey{method, path} }
 
 // add records one frame. connLevel frames belong to the whole connection.
-func (r *frameRec) add(f session.Frame, connLevel bool, reqKey string, end bool) {
+func (r *frameRec) add(f session.Frame, connLevel bool, key reqKey, end bool) {
 	if !r.e.capture.Load() {
 		return // no sessions are recorded, so no frames either
 	}
 	f.Leg, f.Proto, f.ConnID = r.leg, r.proto, r.connID
-	var flush *streamFrames
+	var flush delivery
 	r.mu.Lock()
 	if r.finished {
 		r.mu.Unlock()
@@ -150,7 +154,7 @@ func (r *frameRec) add(f session.Frame, connLevel bool, reqKey string, end bool)
 		sid := st.sid
 		r.mu.Unlock()
 		if sid != 0 {
-			r.deliver(&streamFrames{sid: sid, frames: []session.Frame{f}})
+			r.deliver(delivery{sid: sid, frames: []session.Frame{f}})
 		}
 		return
 	}
@@ -164,16 +168,16 @@ func (r *frameRec) add(f session.Frame, connLevel bool, reqKey string, end bool)
 		st.start = f.Time
 	}
 	r.held++
-	if reqKey != "" && st.key == "" && st.sid == 0 {
-		st.key = reqKey
-		if q := r.pending[reqKey]; len(q) > 0 {
+	if key != (reqKey{}) && st.key == (reqKey{}) && st.sid == 0 {
+		st.key = key
+		if q := r.pending[key]; len(q) > 0 {
 			st.sid = q[0]
-			r.pending[reqKey] = q[1:]
+			r.pending[key] = q[1:]
 			if len(q) == 1 {
-				delete(r.pending, reqKey)
+				delete(r.pending, key)
 			}
 		} else {
-			r.unlinked[reqKey] = append(r.unlinked[reqKey], f.Stream)
+			r.unlinked[key] = append(r.unlinked[key], f.Stream)
 		}
 	}
 	if end {
@@ -206,7 +210,7 @@ func (r *frameRec) endStream(stream uint64, dir string, reset bool) {
 	default:
 		st.endOut = true
 	}
-	var flush *streamFrames
+	var flush delivery
 	if st.endIn && st.endOut || st.reset {
 		flush = r.ended1(stream, st)
 	}
@@ -216,7 +220,7 @@ func (r *frameRec) endStream(stream uint64, dir string, reset bool) {
 
 // ended1 handles a stream that ended; r.mu is held. It returns the stream when its frames
 // are to be delivered now.
-func (r *frameRec) ended1(stream uint64, st *streamFrames) *streamFrames {
+func (r *frameRec) ended1(stream uint64, st *streamFrames) delivery {
 	if st.sid != 0 {
 		return r.take(stream, st)
 	}
@@ -228,12 +232,18 @@ func (r *frameRec) ended1(stream uint64, st *streamFrames) *streamFrames {
 			r.forget(old, ost)
 		}
 	}
-	return nil
+	return delivery{}
+}
+
+// delivery is what goes to FrameSink: a session's frames.
+type delivery struct {
+	sid    session.ID
+	frames []session.Frame
 }
 
 // take removes a linked stream's frames for delivery; r.mu is held.
-func (r *frameRec) take(stream uint64, st *streamFrames) *streamFrames {
-	out := &streamFrames{sid: st.sid, frames: st.frames}
+func (r *frameRec) take(stream uint64, st *streamFrames) delivery {
+	out := delivery{sid: st.sid, frames: st.frames}
 	if st.waitIn {
 		r.tap.in.want.Add(-1)
 	}
@@ -357,8 +367,8 @@ func appendByTime(fs []session.Frame, f session.Frame, floor int) []session.Fram
 
 // link announces that session id carries the request (method, path) on this connection.
 func (r *frameRec) link(id session.ID, method, path string) {
-	key := requestKey(method, path)
-	var flush *streamFrames
+	key := reqKey{method, path}
+	var flush delivery
 	r.mu.Lock()
 	if r.finished {
 		r.mu.Unlock()
@@ -385,7 +395,7 @@ func (r *frameRec) link(id session.ID, method, path string) {
 
 // finish delivers the frames of every linked stream; the connection is gone.
 func (r *frameRec) finish() {
-	var out []*streamFrames
+	var out []delivery
 	r.mu.Lock()
 	if r.finished {
 		r.mu.Unlock()
@@ -407,8 +417,8 @@ func (r *frameRec) finish() {
 	}
 }
 
-func (r *frameRec) deliver(st *streamFrames) {
-	if st == nil || len(st.frames) == 0 {
+func (r *frameRec) deliver(st delivery) {
+	if len(st.frames) == 0 {
 		return
 	}
 	if sink := r.e.cfg.FrameSink; sink != nil {
@@ -793,6 +803,7 @@ func (d *tapDir) parseFrames(b []byte, marks []tapMark) error {
 	if d.fr == nil {
 		d.fr = http2.NewFramer(nil, &d.src)
 		d.fr.SetMaxReadFrameSize(maxTapFrameLength)
+		d.fr.SetReuseFrames()
 		d.hdec = hpack.NewDecoder(64<<10, d.emitField)
 	}
 	defer func() { d.src = tapSource{} }()
@@ -887,11 +898,11 @@ func (d *tapDir) blockDone(at time.Time) error {
 	rec := d.t.rec
 	if fh.Type == http2.FramePushPromise {
 		sf.Detail = "promised_stream=" + strconv.FormatUint(uint64(d.promised), 10)
-		rec.add(sf, false, "", false)
+		rec.add(sf, false, reqKey{}, false)
 		return nil
 	}
 	// The request head: inbound on the client leg, outbound on the upstream leg.
-	var key string
+	var key reqKey
 	if (d.dir == "in") == (rec.leg == legClient) {
 		var method, path string
 		for _, hf := range sf.Headers {
@@ -952,10 +963,10 @@ func (d *tapDir) record(f http2.Frame, at time.Time) {
 	}
 	rec := d.t.rec
 	if fh.StreamID == 0 {
-		rec.add(sf, true, "", false)
+		rec.add(sf, true, reqKey{}, false)
 		return
 	}
-	rec.add(sf, false, "", end)
+	rec.add(sf, false, reqKey{}, end)
 	if _, ok := f.(*http2.RSTStreamFrame); ok {
 		rec.endStream(uint64(fh.StreamID), d.dir, true)
 	}
@@ -1082,7 +1093,7 @@ func (r *frameRec) sessionDone(id session.ID) {
 		r.h2SessionDone(id)
 		return
 	}
-	var flush *streamFrames
+	var flush delivery
 	r.mu.Lock()
 	for stream, st := range r.streams {
 		if st.sid == id && !st.flushed {
@@ -1131,7 +1142,7 @@ func (t *h3Trace) frame(dir string, stream quic.StreamID, raw h3qlog.RawInfo, fr
 	if sf.Length < 0 {
 		sf.Length = 0
 	}
-	var key string
+	var key reqKey
 	switch f := fr.Frame.(type) {
 	case h3qlog.DataFrame:
 		sf.Type = "DATA"
@@ -1188,7 +1199,7 @@ func (t *h3Trace) frame(dir string, stream quic.StreamID, raw h3qlog.RawInfo, fr
 		sf.Type = fmt.Sprintf("%T", f)
 	}
 	if !isRequestStream(stream) {
-		t.rec.add(sf, true, "", false)
+		t.rec.add(sf, true, reqKey{}, false)
 		return
 	}
 	t.rec.add(sf, false, key, false)

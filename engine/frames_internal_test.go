@@ -149,21 +149,21 @@ func TestFrameRecCapsHeldFramesAndCounts(t *testing.T) {
 	r := newFrameRec(e, legClient, session.HTTP2, 1)
 	now := time.Now()
 	for i := 0; i < maxHeldFrames+100; i++ {
-		r.add(session.Frame{Dir: "in", Time: now, Stream: uint64(1 + 2*(i%10)), Type: "DATA"}, false, "", false)
+		r.add(session.Frame{Dir: "in", Time: now, Stream: uint64(1 + 2*(i%10)), Type: "DATA"}, false, reqKey{}, false)
 	}
 	if r.held != maxHeldFrames || e.framesDropped.Load() != 100 {
 		t.Fatalf("held %d dropped %d, want %d and 100", r.held, e.framesDropped.Load(), maxHeldFrames)
 	}
 	// Connection-level frames are bounded on their own.
 	for i := 0; i < 10*maxConnFrames; i++ {
-		r.add(session.Frame{Dir: "in", Time: now, Type: "PING"}, true, "", false)
+		r.add(session.Frame{Dir: "in", Time: now, Type: "PING"}, true, reqKey{}, false)
 	}
 	if len(r.conn) > maxConnFrames {
 		t.Fatalf("%d connection frames kept", len(r.conn))
 	}
 	// With capture off nothing is held.
 	e.capture.Store(false)
-	r.add(session.Frame{Dir: "in", Time: now, Stream: 999, Type: "HEADERS"}, false, "", false)
+	r.add(session.Frame{Dir: "in", Time: now, Stream: 999, Type: "HEADERS"}, false, reqKey{}, false)
 	if r.streams[999] != nil {
 		t.Fatal("frame recorded with capture off")
 	}
@@ -188,13 +188,13 @@ func TestFrameRecLinksInOrderEitherWay(t *testing.T) {
 	r.link(11, "GET", "/a")
 	r.add(hdr(3), false, requestKey("GET", "/a"), true)
 	// The responses end both streams.
-	r.add(session.Frame{Dir: "out", Time: t0, Stream: 3, Type: "HEADERS"}, false, "", true)
-	r.add(session.Frame{Dir: "out", Time: t0, Stream: 1, Type: "HEADERS"}, false, "", true)
+	r.add(session.Frame{Dir: "out", Time: t0, Stream: 3, Type: "HEADERS"}, false, reqKey{}, true)
+	r.add(session.Frame{Dir: "out", Time: t0, Stream: 1, Type: "HEADERS"}, false, reqKey{}, true)
 	if len(got[10]) != 2 || got[10][0].Stream != 1 || len(got[11]) != 2 || got[11][0].Stream != 3 {
 		t.Fatalf("linking: %+v", got)
 	}
 	// A late frame on an ended stream goes to its session on its own.
-	r.add(session.Frame{Dir: "out", Time: t0, Stream: 1, Type: "WINDOW_UPDATE"}, false, "", false)
+	r.add(session.Frame{Dir: "out", Time: t0, Stream: 1, Type: "WINDOW_UPDATE"}, false, reqKey{}, false)
 	if len(got[10]) != 3 {
 		t.Fatalf("late frame not delivered: %+v", got[10])
 	}
@@ -202,7 +202,7 @@ func TestFrameRecLinksInOrderEitherWay(t *testing.T) {
 	for i := 0; i < maxEndedUnlinked+5; i++ {
 		s := uint64(101 + 2*i)
 		r.add(hdr(s), false, requestKey("GET", "/never"), true)
-		r.add(session.Frame{Dir: "out", Time: t0, Stream: s, Type: "HEADERS"}, false, "", true)
+		r.add(session.Frame{Dir: "out", Time: t0, Stream: s, Type: "HEADERS"}, false, reqKey{}, true)
 	}
 	if r.held > 2*maxEndedUnlinked || len(r.unlinked[requestKey("GET", "/never")]) > maxEndedUnlinked {
 		t.Fatalf("unlinked streams not forgotten: held %d, queued %d", r.held, len(r.unlinked[requestKey("GET", "/never")]))
@@ -318,15 +318,15 @@ func TestFrameRecForgetsDeliveredStreams(t *testing.T) {
 		s := uint64(1 + 2*i)
 		r.link(session.ID(1000+i), "GET", "/x")
 		r.add(session.Frame{Dir: "in", Time: t0, Stream: s, Type: "HEADERS"}, false, requestKey("GET", "/x"), true)
-		r.add(session.Frame{Dir: "out", Time: t0, Stream: s, Type: "HEADERS"}, false, "", true)
+		r.add(session.Frame{Dir: "out", Time: t0, Stream: s, Type: "HEADERS"}, false, reqKey{}, true)
 	}
 	if len(r.streams) > maxRetired || r.held != 0 || len(got) != n {
 		t.Fatalf("%d streams kept, %d frames held, %d sessions delivered", len(r.streams), r.held, len(got))
 	}
 	// A late frame of a recent stream still reaches its session; one of an old stream
 	// is let go without being held.
-	r.add(session.Frame{Dir: "out", Time: t0, Stream: uint64(1 + 2*(n-1)), Type: "WINDOW_UPDATE"}, false, "", false)
-	r.add(session.Frame{Dir: "out", Time: t0, Stream: 1, Type: "WINDOW_UPDATE"}, false, "", false)
+	r.add(session.Frame{Dir: "out", Time: t0, Stream: uint64(1 + 2*(n-1)), Type: "WINDOW_UPDATE"}, false, reqKey{}, false)
+	r.add(session.Frame{Dir: "out", Time: t0, Stream: 1, Type: "WINDOW_UPDATE"}, false, reqKey{}, false)
 	if got[session.ID(1000+n-1)] != 3 || got[1000] != 2 || r.held != 0 || r.streams[1] != nil {
 		t.Fatalf("late frames: newest session %d frames, oldest %d, held %d", got[session.ID(1000+n-1)], got[1000], r.held)
 	}
@@ -381,8 +381,8 @@ func TestTapParsesHeaderBlocks(t *testing.T) {
 			t.Fatalf("round %d: stream 1 frames %q, want %q", round, strings.Join(got, " "), want)
 		}
 		h := st.frames[0].Headers
-		if len(h) != 4 || h[0] != (session.HeaderField{Name: ":method", Value: "POST"}) || h[3].Value != "a.test" || st.key != "POST /up" {
-			t.Fatalf("round %d: headers %v key %q", round, h, st.key)
+		if len(h) != 4 || h[0] != (session.HeaderField{Name: ":method", Value: "POST"}) || h[3].Value != "a.test" || st.key != requestKey("POST", "/up") {
+			t.Fatalf("round %d: headers %v key %v", round, h, st.key)
 		}
 		if !st.endOut || st.endIn {
 			t.Fatalf("round %d: ends out %v in %v", round, st.endOut, st.endIn)
@@ -458,12 +458,14 @@ func TestFrameRecOpeningFrames(t *testing.T) {
 	r := newFrameRec(e, legClient, session.HTTP2, 1)
 	t0 := time.Now()
 	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
-	conn := func(ms int, typ string) { r.add(session.Frame{Dir: "in", Time: at(ms), Type: typ}, true, "", false) }
+	conn := func(ms int, typ string) {
+		r.add(session.Frame{Dir: "in", Time: at(ms), Type: typ}, true, reqKey{}, false)
+	}
 	req := func(ms int, stream uint64, end bool) {
 		r.add(session.Frame{Dir: "in", Time: at(ms), Stream: stream, Type: "HEADERS"}, false, requestKey("GET", "/"), end)
 	}
 	resp := func(ms int, stream uint64) {
-		r.add(session.Frame{Dir: "out", Time: at(ms), Stream: stream, Type: "DATA"}, false, "", true)
+		r.add(session.Frame{Dir: "out", Time: at(ms), Stream: stream, Type: "DATA"}, false, reqKey{}, true)
 	}
 	names := func(fs []session.Frame) string {
 		var b strings.Builder
