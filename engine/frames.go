@@ -29,22 +29,34 @@ import (
 //
 // With Config.FrameSink set, every HTTP/2 and HTTP/3 connection on either leg gets a
 // frameRec. HTTP/2 frames come from a tap on the decrypted bytes (h2Tap): Read and Write
-// copy what passed into a bounded queue and return; one goroutine per direction parses
-// the queue with x/net/http2's Framer and an HPACK decoder. HTTP/3 frames come from
-// quic-go's qlog events (HEADERS already QPACK-decoded by quic-go, DATA, SETTINGS,
-// GOAWAY); an HTTP/3 stream's frames are delivered when the engine completes its session.
+// append a shortened copy of what passed (frame headers and non-DATA payloads) to a
+// per-direction buffer and return; nothing runs in the background. The buffer is parsed,
+// with x/net/http2's Framer and the direction's own HPACK decoder, in order, on the
+// goroutine that needs the frames: the engine completing a session (sessionDone), a read
+// or write that ends a stream a completed session waits for, a read or write that finds
+// the buffer over its bounds, and the connection closing (see the tap's section below).
+// While capture is off (Engine.SetCapture) a tap passes bytes straight through, and a tap
+// that saw capture off stays a pass-through for the rest of its connection. HTTP/3 frames
+// come from quic-go's qlog events (HEADERS already QPACK-decoded by quic-go, DATA,
+// SETTINGS, GOAWAY); an HTTP/3 stream's frames are delivered when the engine completes
+// its session.
 //
 // A stream is linked to its session by the request it carries: the first HEADERS of a
 // stream gives method and path, and the engine announces each session's method and path
 // on the connection; both sides queue in order, so requests on one connection pair up in
 // arrival order. A session gets its stream's frames plus the connection-level frames of
-// the connection's opening (connOpening) and of its stream's lifetime. When a linked stream ends (HTTP/2: END_STREAM both ways or a reset;
-// HTTP/3: its session completed) or the connection closes, its frames, with the
-// connection-level frames seen so far, go to FrameSink; frames seen later go on their own.
+// the connection's opening (connOpening; copied into a stream's slice when the stream
+// begins, so most deliveries need no merge) and of its stream's lifetime. When a linked
+// stream ends (HTTP/2: END_STREAM both ways or a reset; HTTP/3: its session completed) or
+// the connection closes, its frames, with the connection-level frames seen so far, go to
+// FrameSink in one slice that the sink owns from then on; frames seen later go on their
+// own. The newest maxRetired delivered streams are kept for such late frames; later
+// frames of older ones are let go.
 //
 // Bounds: a connection holds at most maxHeldFrames frames not yet delivered; more are
-// dropped and counted (Stats.FramesDropped). A tap whose queue is full stops parsing
-// that direction (counted too) rather than slowing the connection.
+// dropped and counted (Stats.FramesDropped). A tap direction holding one unfinished frame
+// or header block over tapMaxPartial bytes stops parsing (counted too), as does one whose
+// bytes do not parse as HTTP/2 (logged).
 const (
 	legClient   = "client"
 	legUpstream = "upstream"
@@ -948,7 +960,8 @@ func (d *tapDir) record(f http2.Frame, at time.Time) {
 		})
 		sf.Detail = b.String()
 	case *http2.WindowUpdateFrame:
-		sf.Detail = "increment=" + strconv.FormatUint(uint64(f.Increment), 10)
+		var b [32]byte // one allocation (the string) instead of two
+		sf.Detail = string(strconv.AppendUint(append(b[:0], "increment="...), uint64(f.Increment), 10))
 	case *http2.RSTStreamFrame:
 		sf.Detail = "code=" + f.ErrCode.String()
 	case *http2.GoAwayFrame:

@@ -14,9 +14,11 @@ import (
 )
 
 // benchFrames measures h2→h2 keep-alive requests with frame capture off or on (a sink
-// that only counts), for a tiny response and for a 1 MiB one (DATA-heavy: every byte goes
-// through the tap's queue and the Framer). Compare ns/op of the pairs.
-func benchFrames(b *testing.B, frames bool, size int) {
+// that only counts), for a tiny response and for a 1 MiB one (DATA-heavy: every frame
+// header goes through the tap's buffer and the Framer). Compare ns/op of the pairs.
+// With capture false the engine records nothing (SetCapture(false)): with frames on, the
+// taps are in place but must pass the bytes straight through.
+func benchFrames(b *testing.B, frames bool, size int, capture ...bool) {
 	body := et.Pattern(size)
 	o := et.StartOrigin(b, et.OriginH2TLS, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write(body)
@@ -27,6 +29,9 @@ func benchFrames(b *testing.B, frames bool, size int) {
 			c.FrameSink = func(_ session.ID, fs []session.Frame) { n.Add(int64(len(fs))) }
 		}
 	}, o)
+	if len(capture) > 0 {
+		p.SetCapture(capture[0])
+	}
 	go func() {
 		for range p.Sessions {
 		}
@@ -53,7 +58,11 @@ func benchFrames(b *testing.B, frames bool, size int) {
 	// CPU time of the whole process (client, proxy and origin) per request: steadier than
 	// ns/op on a shared machine.
 	b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/float64(b.N), "cpu-µs/op")
-	if frames && n.Load() == 0 {
+	if frames {
+		b.ReportMetric(float64(n.Load())/float64(b.N), "frames/op") // the first request's are in too
+		b.ReportMetric(float64(p.Stats().FramesDropped), "dropped")
+	}
+	if frames && p.Capturing() && n.Load() == 0 {
 		b.Fatal("frame capture on, but no frames delivered")
 	}
 }
@@ -62,6 +71,10 @@ func BenchmarkFramesOffH2Tiny(b *testing.B)  { benchFrames(b, false, 16) }
 func BenchmarkFramesOnH2Tiny(b *testing.B)   { benchFrames(b, true, 16) }
 func BenchmarkFramesOffH2_1MiB(b *testing.B) { benchFrames(b, false, 1<<20) }
 func BenchmarkFramesOnH2_1MiB(b *testing.B)  { benchFrames(b, true, 1<<20) }
+
+// Capture off (the user paused recording): with and without frame capture configured.
+func BenchmarkFramesOffCaptureOffH2Tiny(b *testing.B) { benchFrames(b, false, 16, false) }
+func BenchmarkFramesOnCaptureOffH2Tiny(b *testing.B)  { benchFrames(b, true, 16, false) }
 
 func cpuTime() time.Duration {
 	var ru syscall.Rusage
