@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -26,20 +27,42 @@ func smallSession(id session.ID) *session.Session {
 // BenchmarkIngest measures sustained ingest of small sessions through Put (with a Flush
 // whenever the queue is full, so nothing is dropped) into a real file with fsync.
 func BenchmarkIngest(b *testing.B) {
-	benchIngest(b, Options{}, 0)
+	benchIngest(b, Options{}, 0, nil)
+}
+
+// BenchmarkIngestTLS is BenchmarkIngest with sessions as MITM capture makes them: 64
+// upstream connections, each with its own certificate chain (leaf and intermediate,
+// about 2.3 KB) shared by every session on it.
+func BenchmarkIngestTLS(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	chains := make([][][]byte, 64)
+	for i := range chains {
+		leaf, inter := make([]byte, 1200), make([]byte, 1100)
+		for j := range leaf {
+			leaf[j] = byte(rng.Uint32())
+		}
+		for j := range inter {
+			inter[j] = byte(rng.Uint32())
+		}
+		chains[i] = [][]byte{leaf, inter}
+	}
+	benchIngest(b, Options{}, 0, chains)
 }
 
 // BenchmarkIngestAtLimit is BenchmarkIngest into a store at its MaxSessions limit, as
 // capture runs once the store is full: every new session evicts the oldest one.
 func BenchmarkIngestAtLimit(b *testing.B) {
-	benchIngest(b, Options{MaxSessions: 20000}, 20000)
+	benchIngest(b, Options{MaxSessions: 20000}, 20000, nil)
 }
 
-func benchIngest(b *testing.B, opts Options, prefill int) {
+func benchIngest(b *testing.B, opts Options, prefill int, chains [][][]byte) {
 	s := openTest(b, filepath.Join(b.TempDir(), "sessions.db"), opts)
 	pre := make([]*session.Session, 4096)
 	for i := range pre {
 		pre[i] = smallSession(0)
+		if chains != nil {
+			pre[i].Upstream.TLS.Certificates = chains[i%len(chains)]
+		}
 	}
 	for i := 0; i < prefill; i++ {
 		x := *pre[i%len(pre)]

@@ -2,6 +2,7 @@ package store
 
 import (
 	"path/filepath"
+	"reflect"
 	"testing"
 	"time"
 
@@ -10,11 +11,13 @@ import (
 	"inspector/engine/session"
 )
 
-// keysOutside reports keys of any data bucket whose session is not in keep.
+// keysOutside reports keys of any per-session bucket whose session is not in keep, and
+// certificate reference counts that differ from the records' references.
 func keysOutside(t *testing.T, s *Store, keep map[session.ID]bool) {
 	t.Helper()
+	checkCertCounts(t, s)
 	s.view(func(tx *bolt.Tx) error {
-		for _, name := range dataBuckets {
+		for _, name := range v1Buckets {
 			c := tx.Bucket(name).Cursor()
 			for k, _ := c.First(); k != nil; k, _ = c.Next() {
 				if !keep[keyID(k)] {
@@ -152,6 +155,118 @@ func TestEvictionAcrossPages(t *testing.T) {
 		keep[sum.ID] = true
 	}
 	keysOutside(t, s, keep)
+	if err := s.Check(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// checkCertCounts: the certs bucket holds exactly the certificates session records refer
+// to, each with the number of records referring to it.
+func checkCertCounts(t *testing.T, s *Store) {
+	t.Helper()
+	s.view(func(tx *bolt.Tx) error {
+		want := map[certRef]uint64{}
+		c := tx.Bucket(bSessions).Cursor()
+		for k, v := c.First(); k != nil; k, v = c.Next() {
+			if !recordCertRefs(v, func(ref []byte) { want[certRef(ref)]++ }) {
+				t.Errorf("session %d: malformed certificate table", keyID(k))
+			}
+		}
+		got := map[certRef]uint64{}
+		c = tx.Bucket(bCerts).Cursor()
+		for k, v := c.First(); k != nil; k, v = c.Next() {
+			if len(k) != certRefLen || len(v) < 8 || certRefOf(v[8:]) != certRef(k) {
+				t.Errorf("certs: bad entry %x", k)
+				continue
+			}
+			got[certRef(k)] = u64(v[:8])
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("certificate reference counts %v, records refer %v", got, want)
+		}
+		return nil
+	})
+}
+
+// TestCertificatesShared: sessions of one connection share its certificates in the
+// certs bucket; reference counts follow Put, Import, SetMark, Delete, eviction and Clear,
+// and every session reads its own certificates back.
+func TestCertificatesShared(t *testing.T) {
+	s := openTest(t, filepath.Join(t.TempDir(), "sessions.db"), Options{MaxSessions: 8})
+	chainA := [][]byte{[]byte("leaf certificate A"), []byte("intermediate certificate")}
+	chainB := [][]byte{[]byte("leaf certificate B"), []byte("intermediate certificate")}
+	mk := func(chain [][]byte, clientToo bool) *session.Session {
+		ss := testSession(s.NextID(), 200, 1, 1)
+		ss.Upstream.TLS.Certificates = chain
+		ss.Client.TLS.Certificates = nil
+		if clientToo {
+			ss.Client.TLS.Certificates = [][]byte{chain[1], []byte("client certificate")}
+		}
+		return ss
+	}
+	var all []*session.Session
+	for i := range 6 {
+		ss := mk(chainA, i == 2)
+		if i%2 == 1 {
+			ss = mk(chainB, false)
+		}
+		all = append(all, ss)
+	}
+	putAll(t, s, all...)
+	if err := s.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	checkCertCounts(t, s)
+	s.view(func(tx *bolt.Tx) error {
+		if n := tx.Bucket(bCerts).Stats().KeyN; n != 4 {
+			t.Errorf("%d certificates stored, want 4 distinct", n)
+		}
+		return nil
+	})
+	for _, want := range all {
+		got, err := s.Get(want.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got.Upstream.TLS.Certificates, want.Upstream.TLS.Certificates) ||
+			!reflect.DeepEqual(got.Client.TLS.Certificates, want.Client.TLS.Certificates) {
+			t.Fatalf("session %d certificates: %q / %q", want.ID, got.Upstream.TLS.Certificates, got.Client.TLS.Certificates)
+		}
+	}
+	if err := s.SetMark(all[2].ID, "red", ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Delete(all[0].ID, all[3].ID); err != nil {
+		t.Fatal(err)
+	}
+	checkCertCounts(t, s)
+	if _, err := s.Import([]*session.Session{mk(chainB, true)}); err != nil {
+		t.Fatal(err)
+	}
+	checkCertCounts(t, s)
+	// Eviction: 8 more sessions with a third chain push all the others out.
+	for range 8 {
+		putAll(t, s, mk([][]byte{[]byte("leaf certificate C")}, false))
+	}
+	if err := s.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	checkCertCounts(t, s)
+	s.view(func(tx *bolt.Tx) error {
+		if n := tx.Bucket(bCerts).Stats().KeyN; n != 1 {
+			t.Errorf("%d certificates stored after eviction, want 1", n)
+		}
+		return nil
+	})
+	if err := s.Clear(); err != nil {
+		t.Fatal(err)
+	}
+	checkCertCounts(t, s)
+	putAll(t, s, mk(chainA, false))
+	if err := s.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	checkCertCounts(t, s)
 	if err := s.Check(); err != nil {
 		t.Fatal(err)
 	}

@@ -23,6 +23,10 @@ import (
 //     holds at most maxInlineBody bytes; the bytes of other bodies are in the bodies bucket
 //     as before (placeBodies). placeMessages is set when the messages bucket holds the
 //     session's messages. Deleting a session looks only in the buckets its mask names.
+//     With placeCertRefs, a certificate table follows the mask: uvarint(n) ‖ n references
+//     of certRefLen bytes (certs bucket keys, see certs.go), and each TLS certificate in
+//     the fields is a uvarint index into that table instead of its bytes: a connection's
+//     certificate chain is stored once, not in every session of it.
 //   - metaFormatBinary (first byte 0x02): schema 1 files. The fields in a fixed order:
 //     strings and byte slices as uvarint length ‖ bytes, integers as (u)varints, booleans
 //     as one byte, times as uvarint(nanosecond+1) ‖ varint(Unix seconds) or a single 0 for
@@ -47,7 +51,8 @@ const (
 	placeResponseInline = 1 << 1 // the response body's bytes are in the record
 	placeMessages       = 1 << 2 // the messages bucket holds the session's messages
 	placeBodies         = 1 << 3 // the bodies bucket holds bytes of a body of the session
-	placeKnown          = placeRequestInline | placeResponseInline | placeMessages | placeBodies
+	placeCertRefs       = 1 << 4 // TLS certificates are references into the certs bucket
+	placeKnown          = placeRequestInline | placeResponseInline | placeMessages | placeBodies | placeCertRefs
 
 	// placeLegacy is the mask of a record in an older format: any body bytes in the
 	// bodies bucket, messages possibly in the messages bucket.
@@ -64,6 +69,9 @@ func inlineBody(b *session.Body) bool {
 }
 
 var errBadMeta = errors.New("malformed session record")
+
+// errMissingCert: a record refers to a certificate the certs bucket does not hold.
+var errMissingCert = errors.New("session record refers to a missing certificate")
 
 // errTimeRange: a time the JSON and HAR outputs could not write (RFC 3339 needs years
 // 0–9999), refused when storing so every stored session can be exported.
@@ -114,13 +122,36 @@ func sessionPlace(ss *session.Session) byte {
 }
 
 // appendSessionMeta appends the record of ss (metaFormatInline: small bodies inline,
-// messages left out, a spilled body's reference becomes SpilledInStore) to dst. Call
-// checkSessionMeta first: this encodes any time, the readers of the store need years
-// 0–9999. The bodies not inline (see sessionPlace) belong in the bodies bucket.
+// messages left out, a spilled body's reference becomes SpilledInStore, certificates
+// inline) to dst. Call checkSessionMeta first: this encodes any time, the readers of the
+// store need years 0–9999. The bodies not inline (see sessionPlace) belong in the bodies
+// bucket.
 func appendSessionMeta(dst []byte, ss *session.Session) []byte {
+	return appendSessionRecord(dst, ss, nil)
+}
+
+// appendSessionRecord is appendSessionMeta; with refs not nil, the certificates of ss
+// are written as references to refs.refs, which it fills (the caller stores them).
+func appendSessionRecord(dst []byte, ss *session.Session, refs *certTable) []byte {
 	place := sessionPlace(ss)
+	if refs != nil {
+		refs.reset()
+		refs.addConn(&ss.Client)
+		refs.addConn(&ss.Upstream)
+		if len(refs.refs) == 0 {
+			refs = nil
+		} else {
+			place |= placeCertRefs
+		}
+	}
 	dst = append(dst, metaFormatInline, place)
-	dst = appendSessionFields(dst, ss)
+	if refs != nil {
+		dst = binary.AppendUvarint(dst, uint64(len(refs.refs)))
+		for i := range refs.refs {
+			dst = append(dst, refs.refs[i][:]...)
+		}
+	}
+	dst = appendSessionFields(dst, ss, refs)
 	if place&placeRequestInline != 0 {
 		dst = appendBytes(dst, ss.Request.Body.Data)
 	}
@@ -131,13 +162,15 @@ func appendSessionMeta(dst []byte, ss *session.Session) []byte {
 }
 
 // appendSessionFields appends the fields of ss common to the binary formats (everything
-// but body bytes and messages).
-func appendSessionFields(dst []byte, ss *session.Session) []byte {
+// but body bytes and messages); certificates as indexes into refs, or their bytes when
+// refs is nil.
+func appendSessionFields(dst []byte, ss *session.Session, refs *certTable) []byte {
 	dst = binary.AppendUvarint(dst, uint64(ss.ID))
 	dst = binary.AppendUvarint(dst, uint64(ss.ReplayOf))
 	dst = appendTime(dst, ss.Started)
-	dst = appendConn(dst, &ss.Client)
-	dst = appendConn(dst, &ss.Upstream)
+	next := 0 // refs.index walks the certificates in the order addConn saw them
+	dst = appendConn(dst, &ss.Client, refs, &next)
+	dst = appendConn(dst, &ss.Upstream, refs, &next)
 	r := &ss.Request
 	dst = appendStr(dst, r.Method)
 	dst = appendStr(dst, r.URL)
@@ -199,7 +232,7 @@ func appendTime(dst []byte, t time.Time) []byte {
 	return binary.AppendVarint(dst, t.Unix())
 }
 
-func appendConn(dst []byte, c *session.Conn) []byte {
+func appendConn(dst []byte, c *session.Conn, refs *certTable, next *int) []byte {
 	dst = appendStr(dst, c.Addr)
 	dst = appendStr(dst, c.Proto)
 	dst = binary.AppendUvarint(dst, c.ConnID)
@@ -217,7 +250,12 @@ func appendConn(dst []byte, c *session.Conn) []byte {
 	dst = appendBool(dst, t.Resumed)
 	dst = binary.AppendUvarint(dst, uint64(len(t.Certificates)))
 	for _, c := range t.Certificates {
-		dst = appendBytes(dst, c)
+		if refs != nil {
+			dst = binary.AppendUvarint(dst, uint64(refs.index[*next]))
+			*next++
+		} else {
+			dst = appendBytes(dst, c)
+		}
 	}
 	return dst
 }
@@ -336,7 +374,7 @@ func (r *metaReader) time() time.Time {
 	return time.Unix(sec, int64(ns-1))
 }
 
-func (r *metaReader) conn(c *session.Conn) {
+func (r *metaReader) conn(c *session.Conn, certs [][]byte) {
 	c.Addr = r.str()
 	c.Proto = r.str()
 	c.ConnID = r.uvarint()
@@ -354,7 +392,15 @@ func (r *metaReader) conn(c *session.Conn) {
 	if n := r.count(); n > 0 {
 		t.Certificates = make([][]byte, n)
 		for i := range t.Certificates {
-			t.Certificates[i] = append([]byte(nil), r.bytes()...)
+			if certs == nil {
+				t.Certificates[i] = append([]byte(nil), r.bytes()...)
+				continue
+			}
+			if x := r.uvarint(); x < uint64(len(certs)) {
+				t.Certificates[i] = append([]byte(nil), certs[x]...)
+			} else {
+				r.fail()
+			}
 		}
 	}
 	c.TLS = t
@@ -387,10 +433,11 @@ func (r *metaReader) body(b *session.Body) {
 	b.Spilled = r.str()
 }
 
-// decodeSessionMeta decodes a sessions-bucket record of any format into a fresh Session;
-// it never aliases v. Inline bodies are in Body.Data; the others are not read.
+// decodeSessionMeta decodes a sessions-bucket record of any format, without certificate
+// references, into a fresh Session; it never aliases v. Inline bodies are in Body.Data;
+// the others are not read.
 func decodeSessionMeta(v []byte) (*session.Session, error) {
-	ss, _, err := decodeSessionRecord(v)
+	ss, _, err := decodeSessionRecord(v, nil)
 	return ss, err
 }
 
@@ -402,9 +449,28 @@ func recordPlace(v []byte) byte {
 	return placeLegacy
 }
 
+// recordCertRefs calls fn with each certificate reference of a record (none for records
+// without placeCertRefs); it reports whether the table is well-formed.
+func recordCertRefs(v []byte, fn func(ref []byte)) bool {
+	if recordPlace(v)&placeCertRefs == 0 {
+		return true
+	}
+	r := &metaReader{b: v[2:]}
+	n := r.count()
+	for range n {
+		if len(r.b) < certRefLen {
+			return false
+		}
+		fn(r.b[:certRefLen])
+		r.b = r.b[certRefLen:]
+	}
+	return !r.err
+}
+
 // decodeSessionRecord is decodeSessionMeta that also returns the record's place mask
-// (placeLegacy for the older formats).
-func decodeSessionRecord(v []byte) (*session.Session, byte, error) {
+// (placeLegacy for the older formats). cert looks a certificate reference up (the certs
+// bucket); a record with references fails without it.
+func decodeSessionRecord(v []byte, cert func(ref []byte) []byte) (*session.Session, byte, error) {
 	ss := new(session.Session)
 	if len(v) > 0 && v[0] == '{' {
 		if err := json.Unmarshal(v, ss); err != nil {
@@ -423,11 +489,28 @@ func decodeSessionRecord(v []byte) (*session.Session, byte, error) {
 		return nil, 0, errBadMeta
 	}
 	r := &metaReader{b: v}
+	var certs [][]byte
+	if place&placeCertRefs != 0 {
+		n := r.count()
+		if n == 0 || cert == nil {
+			return nil, 0, errBadMeta
+		}
+		certs = make([][]byte, n)
+		for i := range certs {
+			if len(r.b) < certRefLen {
+				return nil, 0, errBadMeta
+			}
+			if certs[i] = cert(r.b[:certRefLen]); certs[i] == nil {
+				return nil, 0, errMissingCert
+			}
+			r.b = r.b[certRefLen:]
+		}
+	}
 	ss.ID = session.ID(r.uvarint())
 	ss.ReplayOf = session.ID(r.uvarint())
 	ss.Started = r.time()
-	r.conn(&ss.Client)
-	r.conn(&ss.Upstream)
+	r.conn(&ss.Client, certs)
+	r.conn(&ss.Upstream, certs)
 	q := &ss.Request
 	q.Method = r.str()
 	q.URL = r.str()

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"path/filepath"
@@ -152,7 +153,7 @@ func TestMetaCodecInlineBodies(t *testing.T) {
 			if got := recordPlace(rec); got != tc.want {
 				t.Fatalf("place mask %04b, want %04b", got, tc.want)
 			}
-			got, place, err := decodeSessionRecord(rec)
+			got, place, err := decodeSessionRecord(rec, nil)
 			if err != nil || place != tc.want {
 				t.Fatalf("decode: place %04b, err %v", place, err)
 			}
@@ -350,4 +351,54 @@ func BenchmarkSessionMetaEncode(b *testing.B) {
 		}
 		b.ReportMetric(float64(len(buf)), "bytes")
 	})
+}
+
+// TestMetaCodecCertRefs: with a certificate table, certificates travel as references
+// (each distinct one once) and decode through the lookup; a missing certificate or a
+// bad index fails.
+func TestMetaCodecCertRefs(t *testing.T) {
+	ss := testSession(7, 200, 3, 3)
+	leaf, inter := []byte("leaf"), []byte("intermediate")
+	ss.Upstream.TLS.Certificates = [][]byte{leaf, inter}
+	ss.Client.TLS.Certificates = [][]byte{inter}
+	tbl := &certTable{}
+	rec := appendSessionRecord(nil, ss, tbl)
+	if recordPlace(rec)&placeCertRefs == 0 || len(tbl.refs) != 2 || !reflect.DeepEqual(tbl.index, []int{0, 1, 0}) {
+		t.Fatalf("table %x index %v", tbl.refs, tbl.index)
+	}
+	if bytes.Contains(rec, []byte("intermediate")) {
+		t.Fatal("certificate bytes in the record")
+	}
+	certs := map[certRef][]byte{certRefOf(leaf): leaf, certRefOf(inter): inter}
+	lookup := func(ref []byte) []byte { return certs[certRef(ref)] }
+	got, _, err := decodeSessionRecord(rec, lookup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	utcAll(reflect.ValueOf(got))
+	if want := recordForm(t, ss); !reflect.DeepEqual(got, want) {
+		t.Fatalf("round trip:\n got %+v\nwant %+v", got, want)
+	}
+	var refs []certRef
+	if !recordCertRefs(rec, func(r []byte) { refs = append(refs, certRef(r)) }) || !reflect.DeepEqual(refs, tbl.refs) {
+		t.Fatalf("recordCertRefs: %x", refs)
+	}
+	if _, err := decodeSessionMeta(rec); !errors.Is(err, errBadMeta) {
+		t.Fatalf("decoded without a lookup: %v", err)
+	}
+	delete(certs, certRefOf(leaf))
+	if _, _, err := decodeSessionRecord(rec, lookup); !errors.Is(err, errMissingCert) {
+		t.Fatalf("missing certificate: %v", err)
+	}
+	certs[certRefOf(leaf)] = leaf
+	for i := range len(rec) {
+		if _, _, err := decodeSessionRecord(rec[:i], lookup); err == nil {
+			t.Fatalf("truncated to %d bytes decoded", i)
+		}
+	}
+	// Without certificates there is no table.
+	ss.Upstream.TLS, ss.Client.TLS = nil, nil
+	if rec := appendSessionRecord(nil, ss, tbl); recordPlace(rec)&placeCertRefs != 0 {
+		t.Fatal("table without certificates")
+	}
 }

@@ -34,7 +34,7 @@ func loadSession(tx *bolt.Tx, id session.ID) (*session.Session, error) {
 	if v == nil {
 		return nil, fmt.Errorf("session %d: %w", id, ErrNotFound)
 	}
-	ss, place, err := decodeSessionRecord(v)
+	ss, place, err := decodeSessionRecord(v, certLookup(tx.Bucket(bCerts)))
 	if err != nil {
 		return nil, fmt.Errorf("%w: session %d: %v", ErrCorrupt, id, err)
 	}
@@ -91,7 +91,7 @@ func (s *Store) OpenBody(id session.ID, part byte) (io.ReadCloser, error) {
 		if recordPlace(v)&bit == 0 {
 			return nil
 		}
-		ss, err := decodeSessionMeta(v)
+		ss, _, err := decodeSessionRecord(v, certLookup(tx.Bucket(bCerts)))
 		if err != nil {
 			return fmt.Errorf("%w: session %d: %v", ErrCorrupt, id, err)
 		}
@@ -294,6 +294,9 @@ func (s *Store) update(f func(b *buckets, count uint64, total int64) (uint64, in
 			var err error
 			count, total, err = f(b, u64(b.meta.Get(kCount)), int64(u64(b.meta.Get(kBytes))))
 			if err != nil {
+				return err
+			}
+			if err := b.finish(); err != nil {
 				return err
 			}
 			return putMeta(b.meta, kCount, count, kBytes, total)

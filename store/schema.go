@@ -9,7 +9,7 @@ import (
 )
 
 // SchemaVersion is the schema this package writes (see doc.go).
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 var (
 	bMeta      = []byte("meta")
@@ -18,9 +18,12 @@ var (
 	bBodies    = []byte("bodies")
 	bMessages  = []byte("messages")
 	bFrames    = []byte("frames")
+	bCerts     = []byte("certs")
 
 	// dataBuckets hold per-session data; Clear empties them.
-	dataBuckets = [][]byte{bSummaries, bSessions, bBodies, bMessages, bFrames}
+	dataBuckets = [][]byte{bSummaries, bSessions, bBodies, bMessages, bFrames, bCerts}
+	// v1Buckets are the data buckets of schema 1.
+	v1Buckets = [][]byte{bSummaries, bSessions, bBodies, bMessages, bFrames}
 
 	kVersion   = []byte("version")
 	kReserved  = []byte("reserved")
@@ -38,6 +41,7 @@ var (
 var migrations = map[uint64]func(tx *bolt.Tx) error{
 	0: migrate0to1,
 	1: migrate1to2,
+	2: migrate2to3,
 }
 
 func migrate0to1(tx *bolt.Tx) error {
@@ -51,7 +55,7 @@ func migrate0to1(tx *bolt.Tx) error {
 	if err != nil {
 		return err
 	}
-	for _, b := range dataBuckets {
+	for _, b := range v1Buckets {
 		if _, err := tx.CreateBucket(b); err != nil {
 			return err
 		}
@@ -74,6 +78,16 @@ func migrate0to1(tx *bolt.Tx) error {
 // (they report ErrSchemaTooNew).
 func migrate1to2(tx *bolt.Tx) error {
 	return tx.Bucket(bMeta).Put(kVersion, u64Bytes(2))
+}
+
+// migrate2to3: schema 3 adds the certs bucket (certs.go), which records with
+// placeCertRefs refer to. Older records keep their certificates inline and are read as
+// they are.
+func migrate2to3(tx *bolt.Tx) error {
+	if _, err := tx.CreateBucketIfNotExists(bCerts); err != nil {
+		return err
+	}
+	return tx.Bucket(bMeta).Put(kVersion, u64Bytes(3))
 }
 
 // schemaVersion reads the version of the file in tx (0 when there is no meta bucket).

@@ -46,7 +46,7 @@ func writeV1(t *testing.T, path string, sessions []*session.Session, frames map[
 					return err
 				}
 			} else {
-				rec = appendSessionFields([]byte{metaFormatBinary}, ss)
+				rec = appendSessionFields([]byte{metaFormatBinary}, ss, nil)
 			}
 			stored := int64(len(rec)) + 8
 			if err := b.sess.Put(key, rec); err != nil {
@@ -114,7 +114,7 @@ func TestOpenSchema1File(t *testing.T) {
 	}
 	var version uint64
 	s.view(func(tx *bolt.Tx) error { version, _ = schemaVersion(tx); return nil })
-	if version != SchemaVersion || SchemaVersion != 2 {
+	if version != SchemaVersion || SchemaVersion != 3 {
 		t.Fatalf("schema version %d after open (package %d)", version, SchemaVersion)
 	}
 	for _, want := range all {
@@ -160,7 +160,7 @@ func TestOpenSchema1File(t *testing.T) {
 		t.Fatalf("after delete: %+v", st)
 	}
 	s.view(func(tx *bolt.Tx) error {
-		for _, name := range dataBuckets {
+		for _, name := range v1Buckets {
 			c := tx.Bucket(name).Cursor()
 			for k, _ := c.First(); k != nil; k, _ = c.Next() {
 				if id := keyID(k); id <= 5 {
@@ -221,7 +221,7 @@ func TestDeleteInlineAndChunked(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.view(func(tx *bolt.Tx) error {
-		for _, name := range dataBuckets {
+		for _, name := range dataBuckets { // certs too: no record refers to any
 			if k, _ := tx.Bucket(name).Cursor().First(); k != nil {
 				t.Errorf("bucket %s not empty after deleting everything", name)
 			}

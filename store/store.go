@@ -114,6 +114,7 @@ type Store struct {
 
 	// arena and scratch are the writer goroutine's reused buffers (buckets.arena).
 	arena, scratch []byte
+	certCache      certCache // writer goroutine only (certs.go)
 	framesBuf      [][]session.Frame
 }
 

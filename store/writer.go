@@ -76,7 +76,12 @@ func (s *Store) writer() {
 
 // buckets are the data buckets of one write transaction.
 type buckets struct {
-	meta, sums, sess, bodies, msgs, frames *bolt.Bucket
+	meta, sums, sess, bodies, msgs, frames, certs *bolt.Bucket
+
+	// certTbl is the certificate table of the record being written; certCh gathers the
+	// transaction's certificate reference changes, applied by finish (certs.go).
+	certTbl *certTable
+	certCh  *certChanges
 
 	// arena holds keys and values put in this transaction: bbolt keeps references to
 	// them until the commit, so they are carved from it (see hold) rather than allocated
@@ -135,13 +140,21 @@ const (
 
 func txBuckets(tx *bolt.Tx) *buckets {
 	return &buckets{
-		meta:   tx.Bucket(bMeta),
-		sums:   tx.Bucket(bSummaries),
-		sess:   tx.Bucket(bSessions),
-		bodies: tx.Bucket(bBodies),
-		msgs:   tx.Bucket(bMessages),
-		frames: tx.Bucket(bFrames),
+		meta:    tx.Bucket(bMeta),
+		sums:    tx.Bucket(bSummaries),
+		sess:    tx.Bucket(bSessions),
+		bodies:  tx.Bucket(bBodies),
+		msgs:    tx.Bucket(bMessages),
+		frames:  tx.Bucket(bFrames),
+		certs:   tx.Bucket(bCerts),
+		certTbl: &certTable{},
+		certCh:  &certChanges{},
 	}
+}
+
+// finish applies the transaction's pending certificate reference changes.
+func (b *buckets) finish() error {
+	return b.certCh.apply(b)
 }
 
 // commit writes batch, applies retention and records the id marks in one transaction.
@@ -156,6 +169,7 @@ func (s *Store) commit(batch []*session.Session, clean bool) error {
 		return s.db.Update(func(tx *bolt.Tx) error {
 			b := txBuckets(tx)
 			b.arena, b.scratch = s.arena[:0], s.scratch
+			b.certTbl.cache = &s.certCache
 			defer func() { s.arena, s.scratch = b.arena, b.scratch }()
 			// Ids grow, so appends fill pages fully.
 			b.sums.FillPercent, b.sess.FillPercent, b.bodies.FillPercent = 1, 1, 1
@@ -192,6 +206,9 @@ func (s *Store) commit(batch []*session.Session, clean bool) error {
 			var err error
 			count, total, over, err = s.evict(b, count, total)
 			if err != nil {
+				return err
+			}
+			if err := b.finish(); err != nil {
 				return err
 			}
 			alloc := s.next.Load()
@@ -257,27 +274,35 @@ func (s *Store) evict(b *buckets, count uint64, total int64) (uint64, int64, boo
 		return count, total, false, nil
 	}
 	for _, bk := range []*bolt.Bucket{b.sums, b.sess, b.bodies, b.msgs, b.frames} {
-		if err := deleteThrough(bk, last); err != nil {
+		var onDelete func(v []byte)
+		if bk == b.sess {
+			onDelete = b.certCh.remove
+		}
+		if err := deleteThrough(bk, last, onDelete); err != nil {
 			return count, total, false, err
 		}
 	}
 	return count, total, n == evictStep && over(), nil
 }
 
-// deleteThrough deletes every key of bk whose session id is ≤ last.
-func deleteThrough(bk *bolt.Bucket, last session.ID) error {
+// deleteThrough deletes every key of bk whose session id is ≤ last, calling onDelete (if
+// not nil) with each value first.
+func deleteThrough(bk *bolt.Bucket, last session.ID, onDelete func(v []byte)) error {
 	c := bk.Cursor()
-	var k []byte
+	var k, v []byte
 	if last == math.MaxUint64 {
-		k, _ = c.Last()
+		k, v = c.Last()
 	} else if k, _ = c.Seek(idKey(last + 1)); k == nil {
-		k, _ = c.Last()
+		k, v = c.Last()
 	} else {
-		k, _ = c.Prev()
+		k, v = c.Prev()
 	}
-	for ; k != nil; k, _ = c.Prev() {
+	for ; k != nil; k, v = c.Prev() {
 		if len(k) >= 8 && keyID(k) > last {
 			break
+		}
+		if onDelete != nil {
+			onDelete(v)
 		}
 		if err := c.Delete(); err != nil {
 			return err
@@ -293,8 +318,11 @@ func putSession(b *buckets, ss *session.Session) (int64, error) {
 	}
 	key := b.hold(8)
 	binary.BigEndian.PutUint64(key, uint64(ss.ID))
-	meta := b.encode(func(dst []byte) []byte { return appendSessionMeta(dst, ss) })
+	meta := b.encode(func(dst []byte) []byte { return appendSessionRecord(dst, ss, b.certTbl) })
 	place := recordPlace(meta)
+	if place&placeCertRefs != 0 {
+		b.certCh.add(b.certTbl)
+	}
 	stored := int64(len(meta)) + 8
 	if err := b.sess.Put(key, meta); err != nil {
 		return 0, err
@@ -426,6 +454,7 @@ func deleteRest(b *buckets, key []byte) error {
 	c := b.sess.Cursor()
 	if k, v := c.Seek(key); k != nil && bytes.Equal(k, key) {
 		place = recordPlace(v)
+		b.certCh.remove(v)
 		if err := c.Delete(); err != nil {
 			return err
 		}
