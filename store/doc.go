@@ -1,37 +1,50 @@
 // Package store keeps sessions in one bbolt file (DATA_DIR/sessions.db).
 //
-// # Schema (version 1)
+// # Schema (version 3)
 //
 // Every per-session key starts with the session id as 8 bytes big-endian, so cursors walk
-// in capture order and one session's keys are contiguous.
+// in capture order and one session's keys are contiguous. New files use 16 KiB pages
+// (filePageSize in store.go); files made earlier keep their page size.
 //
 //	sessions.db
 //	├── meta                         schema and counters (all values 8-byte big-endian)
-//	│   ├── "version"     → 1        schema version (see migrations in schema.go)
+//	│   ├── "version"     → 3        schema version (see migrations in schema.go)
 //	│   ├── "reserved"    → id       ids up to here may have been handed out (NextID reserves ahead)
 //	│   ├── "allocated"   → id       highest id handed out, as recorded by the latest commit
 //	│   ├── "committed"   → id       highest id ever committed (never decreases)
 //	│   ├── "count"       → n        sessions stored
-//	│   ├── "bytes"       → n        stored bytes of those sessions (see storedSize)
+//	│   ├── "bytes"       → n        stored bytes of those sessions (see putSession)
 //	│   └── "clean"       → 0|1      1 when the last writer closed the store cleanly
 //	├── summaries                    id → summary record (compact binary, encode.go): what a list
 //	│                                row needs, plus the session's stored size; List and summary
 //	│                                filters scan only this bucket
-//	├── sessions                     id → session.Session without body data and messages
-//	│                                (headers, timings, TLS, error, annotations): binary record
-//	│                                (format byte 0x02, meta_codec.go); JSON records ('{')
-//	│                                from earlier versions are still read
+//	├── sessions                     id → session.Session without messages (headers, timings,
+//	│                                TLS, error, annotations, bodies of ≤ 1 KiB): binary record
+//	│                                (format byte 0x03, meta_codec.go) whose place mask says
+//	│                                which bodies are inline and which other buckets hold keys of
+//	│                                the session; records of schema 1 (format 0x02, JSON '{';
+//	│                                all bodies in the bodies bucket) are still read
 //	├── bodies                       id ‖ part ('q' request, 's' response) ‖ uint32 chunk → ≤ 64 KiB
-//	│                                of body data as it travelled (still content-encoded)
+//	│                                of body data as it travelled (still content-encoded), for
+//	│                                bodies not inline in the record
 //	├── messages                     id → JSON []session.Message (WebSocket sessions)
-//	└── frames                       id ‖ uint32 batch → binary frame batch: HTTP/2 and HTTP/3 frames of
-//	                                 the session, both legs, in batches as the engine delivered them
-//	                                 (format in frames_codec.go; not counted in MaxBytes)
+//	├── frames                       id ‖ uint32 batch → binary frame batch: HTTP/2 and HTTP/3 frames of
+//	│                                the session, both legs, in batches as the engine delivered them
+//	│                                (format in frames_codec.go; not counted in MaxBytes)
+//	└── certs                        SHA-256[:16] of a TLS certificate → uint64 reference count ‖
+//	                                 DER: certificates shared by the records that refer to them
+//	                                 (certs.go; not counted in MaxBytes)
+//
+// Schema history: 1 the layout above with every body in the bodies bucket and certificates
+// inside the records; 2 bodies of ≤ 1 KiB inside the record; 3 the certs bucket. Opening a
+// file upgrades it in one transaction without rewriting records (old ones are read as they
+// are); builds that know only an older schema refuse a newer file (ErrSchemaTooNew).
 //
 // # Writing
 //
 // Put is non-blocking: it hands the completed, immutable session to a bounded queue. One
-// writer goroutine commits many sessions per bbolt transaction, when a batch reaches
+// writer goroutine commits many sessions per bbolt transaction (two Puts per session of
+// small bodies: record and summary), when a batch reaches
 // maxBatch sessions or maxBatchBytes, or ~100 ms after its first session, or at once when a
 // Flush or Close asks. When the queue is full the session is dropped and counted
 // (Stats.Dropped), never silently. The file is always synced on commit (never NoSync), so
@@ -57,8 +70,8 @@
 // # Retention and file size
 //
 // Options.MaxSessions and Options.MaxBytes bound the store; the writer evicts the oldest
-// sessions after each commit (in bounded steps, so a large eviction never stalls capture
-// for long). bbolt reuses freed pages but never shrinks the file: after deleting many
+// sessions in each commit (in bounded steps, so a large eviction never stalls capture
+// for long), deleting every bucket's keys up to the newest evicted id in one backward walk. bbolt reuses freed pages but never shrinks the file: after deleting many
 // sessions the file keeps its size. Compact writes a compacted copy to a new file.
 //
 // # Damage and locking
