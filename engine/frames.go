@@ -154,7 +154,7 @@ func (r *frameRec) add(f session.Frame, connLevel bool, key reqKey, end bool) {
 			// Every session gets the opening frames: copy them in now, in the slice
 			// that will be delivered, rather than merging them in at delivery.
 			r.openingFixed = true
-			st.frames = make([]session.Frame, connOpening, connOpening+6)
+			st.frames = make([]session.Frame, connOpening, connOpening+4)
 			copy(st.frames, r.conn[:connOpening])
 			st.base = connOpening
 		}
