@@ -16,16 +16,31 @@ import (
 // kilobyte or more per certificate: schema 3 records (placeCertRefs, meta_codec.go) refer
 // to certificates in the certs bucket instead of holding them:
 //
-//	certs: ref (certRefLen bytes: SHA-256 of the DER, truncated) → uint64 references ‖ DER
+//	certs: ref ‖ 'd' → DER              ref: certRefLen bytes, SHA-256 of the DER, truncated
+//	       ref ‖ 'n' → uint64 references
 //
 // The reference count is the number of session records referring to the certificate;
 // the writer adds a commit's references and removes those of deleted records once per
-// certificate per commit (certChanges), and deletes a certificate when its count reaches 0.
+// certificate per commit (certChanges), and deletes a certificate when its count reaches
+// 0. The count has its own key so that changing it rewrites 8 bytes, not the certificate.
 
 // certRefLen is the length of a certificate reference: 128 bits of SHA-256.
 const certRefLen = 16
 
 type certRef [certRefLen]byte
+
+// Suffixes of the two keys of a certificate.
+const (
+	certKeyDER   = 'd'
+	certKeyCount = 'n'
+)
+
+func (b *buckets) certKey(ref *certRef, suffix byte) []byte {
+	k := b.hold(certRefLen + 1)
+	copy(k, ref[:])
+	k[certRefLen] = suffix
+	return k
+}
 
 func certRefOf(der []byte) certRef {
 	h := sha256.Sum256(der)
@@ -125,33 +140,37 @@ func (c *certChanges) remove(rec []byte) {
 	})
 }
 
-// apply writes the changes to the certs bucket and forgets them. Values are carved from
-// b's arena (bbolt keeps them until the commit).
+// apply writes the changes to the certs bucket and forgets them. Keys and values are
+// carved from b's arena (bbolt keeps them until the commit).
 func (c *certChanges) apply(b *buckets) error {
 	for ref, d := range c.delta {
 		if d == 0 {
 			continue
 		}
-		key := b.holdCopy(ref[:])
-		old := b.certs.Get(key)
-		var n int64
-		der := c.ders[ref]
-		if len(old) >= 8 {
-			n = int64(binary.BigEndian.Uint64(old))
-			der = old[8:]
-		}
-		n += d
-		if n <= 0 || der == nil {
+		nk := b.certKey(&ref, certKeyCount)
+		n := d + int64(u64(b.certs.Get(nk)))
+		if n <= 0 {
 			// No record refers to it any more.
-			if err := b.certs.Delete(key); err != nil {
+			if err := b.certs.Delete(nk); err != nil {
+				return err
+			}
+			if err := b.certs.Delete(b.certKey(&ref, certKeyDER)); err != nil {
 				return err
 			}
 			continue
 		}
-		v := b.hold(8 + len(der))
+		if n == d { // new in the store
+			der := c.ders[ref]
+			if der == nil {
+				continue // removing references to a certificate not stored
+			}
+			if err := b.certs.Put(b.certKey(&ref, certKeyDER), b.holdCopy(der)); err != nil {
+				return err
+			}
+		}
+		v := b.hold(8)
 		binary.BigEndian.PutUint64(v, uint64(n))
-		copy(v[8:], der)
-		if err := b.certs.Put(key, v); err != nil {
+		if err := b.certs.Put(nk, v); err != nil {
 			return err
 		}
 	}
@@ -166,11 +185,10 @@ func certLookup(bk *bolt.Bucket) func(ref []byte) []byte {
 	if bk == nil {
 		return nil
 	}
+	var k [certRefLen + 1]byte
 	return func(ref []byte) []byte {
-		v := bk.Get(ref)
-		if len(v) < 8 {
-			return nil
-		}
-		return v[8:]
+		copy(k[:], ref)
+		k[certRefLen] = certKeyDER
+		return bk.Get(k[:])
 	}
 }

@@ -31,9 +31,9 @@
 //	├── frames                       id ‖ uint32 batch → binary frame batch: HTTP/2 and HTTP/3 frames of
 //	│                                the session, both legs, in batches as the engine delivered them
 //	│                                (format in frames_codec.go; not counted in MaxBytes)
-//	└── certs                        SHA-256[:16] of a TLS certificate → uint64 reference count ‖
-//	                                 DER: certificates shared by the records that refer to them
-//	                                 (certs.go; not counted in MaxBytes)
+//	└── certs                        SHA-256[:16] of a TLS certificate ‖ 'd' → DER, ‖ 'n' → uint64
+//	                                 reference count: certificates shared by the records that
+//	                                 refer to them (certs.go; not counted in MaxBytes)
 //
 // Schema history: 1 the layout above with every body in the bodies bucket and certificates
 // inside the records; 2 bodies of ≤ 1 KiB inside the record; 3 the certs bucket. Opening a

@@ -175,11 +175,24 @@ func checkCertCounts(t *testing.T, s *Store) {
 		got := map[certRef]uint64{}
 		c = tx.Bucket(bCerts).Cursor()
 		for k, v := c.First(); k != nil; k, v = c.Next() {
-			if len(k) != certRefLen || len(v) < 8 || certRefOf(v[8:]) != certRef(k) {
-				t.Errorf("certs: bad entry %x", k)
+			if len(k) != certRefLen+1 {
+				t.Errorf("certs: bad key %x", k)
 				continue
 			}
-			got[certRef(k)] = u64(v[:8])
+			ref := certRef(k[:certRefLen])
+			switch k[certRefLen] {
+			case certKeyCount:
+				got[ref] = u64(v)
+				if der := tx.Bucket(bCerts).Get(append(k[:certRefLen:certRefLen], certKeyDER)); der == nil || certRefOf(der) != ref {
+					t.Errorf("certs: count of %x without its certificate", ref)
+				}
+			case certKeyDER:
+				if tx.Bucket(bCerts).Get(append(k[:certRefLen:certRefLen], certKeyCount)) == nil {
+					t.Errorf("certs: certificate %x without a count", ref)
+				}
+			default:
+				t.Errorf("certs: bad key %x", k)
+			}
 		}
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("certificate reference counts %v, records refer %v", got, want)
@@ -218,7 +231,7 @@ func TestCertificatesShared(t *testing.T) {
 	}
 	checkCertCounts(t, s)
 	s.view(func(tx *bolt.Tx) error {
-		if n := tx.Bucket(bCerts).Stats().KeyN; n != 4 {
+		if n := tx.Bucket(bCerts).Stats().KeyN; n != 2*4 {
 			t.Errorf("%d certificates stored, want 4 distinct", n)
 		}
 		return nil
@@ -253,7 +266,7 @@ func TestCertificatesShared(t *testing.T) {
 	}
 	checkCertCounts(t, s)
 	s.view(func(tx *bolt.Tx) error {
-		if n := tx.Bucket(bCerts).Stats().KeyN; n != 1 {
+		if n := tx.Bucket(bCerts).Stats().KeyN; n != 2*1 {
 			t.Errorf("%d certificates stored after eviction, want 1", n)
 		}
 		return nil
