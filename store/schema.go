@@ -128,8 +128,9 @@ func migrate(tx *bolt.Tx) error {
 	return nil
 }
 
-// validate checks the current-version layout cheaply: every bucket and meta value present
-// and the last summary decodes.
+// validate checks the layout cheaply: every bucket of the file's version and meta value
+// present and the last summary decodes. Writable stores are migrated to SchemaVersion
+// first; read-only ones are read at any version from 1 on.
 func validate(tx *bolt.Tx) error {
 	v, err := schemaVersion(tx)
 	if err != nil {
@@ -138,7 +139,7 @@ func validate(tx *bolt.Tx) error {
 	if v > SchemaVersion {
 		return fmt.Errorf("%w: file has schema version %d, this Inspector supports up to %d", ErrSchemaTooNew, v, SchemaVersion)
 	}
-	if v < SchemaVersion {
+	if v < 1 {
 		return fmt.Errorf("session store has schema version %d and needs an upgrade: open it once without --read-only (start Inspector)", v)
 	}
 	meta := tx.Bucket(bMeta)
@@ -147,7 +148,12 @@ func validate(tx *bolt.Tx) error {
 			return fmt.Errorf("%w: meta key %q missing or malformed", ErrCorrupt, k)
 		}
 	}
-	for _, b := range dataBuckets {
+	// A read-only store may be of an older schema: every version since 1 reads as it is.
+	want := dataBuckets
+	if v < 3 {
+		want = v1Buckets
+	}
+	for _, b := range want {
 		if tx.Bucket(b) == nil {
 			return fmt.Errorf("%w: bucket %q missing", ErrCorrupt, b)
 		}

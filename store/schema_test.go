@@ -108,6 +108,25 @@ func TestOpenSchema1File(t *testing.T) {
 	all := []*session.Session{small, large, ws, old, h2}
 	total := writeV1(t, path, all, map[session.ID][]session.Frame{5: fr}, map[session.ID]bool{4: true})
 
+	// Read-only, the file is read as it is (and left at schema 1).
+	ro := openTest(t, path, Options{ReadOnly: true})
+	for _, want := range all {
+		got, err := ro.Get(want.ID)
+		if err != nil || !bytes.Equal(got.Response.Body.Data, want.Response.Body.Data) {
+			t.Fatalf("read-only Get(%d): %v", want.ID, err)
+		}
+	}
+	if l, err := ro.List(Query{}); err != nil || len(l) != 5 {
+		t.Fatalf("read-only List: %d, %v", len(l), err)
+	}
+	ro.view(func(tx *bolt.Tx) error {
+		if v, _ := schemaVersion(tx); v != 1 {
+			t.Errorf("read-only open changed the schema version to %d", v)
+		}
+		return nil
+	})
+	ro.Close()
+
 	s := openTest(t, path, Options{})
 	if st := s.Stats(); st.Sessions != 5 || st.Bytes != total || st.Missing != 0 {
 		t.Fatalf("stats %+v, want 5 sessions, %d bytes", st, total)
@@ -230,5 +249,62 @@ func TestDeleteInlineAndChunked(t *testing.T) {
 	})
 	if st := s.Stats(); st.Sessions != 0 || st.Bytes != 0 {
 		t.Fatalf("stats %+v", st)
+	}
+}
+
+// TestOpenSchema2File: a schema 2 file (records with inline bodies, certificates inside
+// the records, no certs bucket) opens read-only as it is and is upgraded on a writable
+// open; its sessions read back, and new ones with shared certificates go in beside them.
+func TestOpenSchema2File(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sessions.db")
+	old := testSession(1, 200, 10, 300)
+	writeV1(t, path, []*session.Session{old}, nil, nil)
+	db, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		if err := migrate1to2(tx); err != nil {
+			return err
+		}
+		b := txBuckets(tx)
+		if err := deletePrefix(b.bodies, idKey(1)); err != nil {
+			return err
+		}
+		return b.sess.Put(idKey(1), appendSessionMeta(nil, old)) // as schema 2 wrote it
+	})
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := func(s *Store) {
+		t.Helper()
+		got, err := s.Get(1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		utcAll(reflect.ValueOf(got))
+		w := old.Clone()
+		utcAll(reflect.ValueOf(w))
+		if !reflect.DeepEqual(got, w) {
+			t.Fatalf("session 1:\n got %s\nwant %s", jsonOf(t, got), jsonOf(t, w))
+		}
+	}
+	ro := openTest(t, path, Options{ReadOnly: true})
+	check(ro)
+	ro.Close()
+	s := openTest(t, path, Options{})
+	check(s)
+	putAll(t, s, testSession(s.NextID(), 200, 1, 1))
+	if err := s.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	checkCertCounts(t, s)
+	if err := s.Delete(1); err != nil {
+		t.Fatal(err)
+	}
+	checkCertCounts(t, s)
+	if err := s.Check(); err != nil {
+		t.Fatal(err)
 	}
 }
