@@ -2,9 +2,11 @@ package engine_test
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -273,6 +275,75 @@ func TestH2FramesCaptureToggle(t *testing.T) {
 	s5 := p.Next(t)
 	if fs := frames(s5.ID); len(fs) != 0 || len(frames(s3.ID)) != 0 {
 		t.Errorf("old connection delivered frames: %d and %d", len(fs), len(frames(s3.ID)))
+	}
+	if st := p.Stats(); st.FramesDropped != 0 {
+		t.Errorf("frames dropped: %d", st.FramesDropped)
+	}
+}
+
+// TestH2FramesConcurrentStreamsWithoutClose: many requests at once on one client
+// connection; every session gets its own stream's frames, including the response's last
+// frame on the client leg (written after the session completed), while the connections
+// stay open.
+func TestH2FramesConcurrentStreamsWithoutClose(t *testing.T) {
+	et.RequireNoLeaks(t)
+	log := newFrameLog()
+	o := et.StartOrigin(t, et.OriginH2TLS, nil)
+	p := et.StartProxy(t, func(c *engine.Config) { c.FrameSink = log.sink }, o)
+	c := p.Client(t, et.ClientH2)
+	get := func(n int) error {
+		resp, err := c.Get(o.URL + "/bytes?n=" + strconv.Itoa(n))
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+			return err
+		}
+		if resp.ProtoMajor != 2 {
+			return fmt.Errorf("client spoke %s", resp.Proto)
+		}
+		return nil
+	}
+	if err := get(1); err != nil { // one connection first, so the rest share it
+		t.Fatal(err)
+	}
+	const n = 24
+	errs := make(chan error, n)
+	for i := range n {
+		go func() { errs <- get(100 + i) }()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	ended := func(fs []session.Frame, leg, dir string) bool {
+		for _, f := range fs {
+			if f.Leg == leg && f.Dir == dir && f.Stream != 0 && strings.Contains(f.Flags, "END_STREAM") {
+				return true
+			}
+		}
+		return false
+	}
+	for range n + 1 {
+		s := p.Next(t)
+		fs := log.waitFor(t, s.ID, func(fs []session.Frame) bool {
+			return ended(fs, "client", "out") && ended(fs, "upstream", "in")
+		})
+		if want := strings.TrimPrefix(s.Request.URL, o.URL); header(fs, "client", "in", ":path") != want || header(fs, "upstream", "out", ":path") != want {
+			t.Errorf("session %s: frames of %q (client) and %q (upstream)", want, header(fs, "client", "in", ":path"), header(fs, "upstream", "out", ":path"))
+		}
+		streams := map[string]uint64{}
+		for _, f := range fs {
+			if f.Stream == 0 {
+				continue
+			}
+			if other, ok := streams[f.Leg]; ok && other != f.Stream {
+				t.Errorf("session %d: %s frames of streams %d and %d", s.ID, f.Leg, other, f.Stream)
+			}
+			streams[f.Leg] = f.Stream
+		}
 	}
 	if st := p.Stats(); st.FramesDropped != 0 {
 		t.Errorf("frames dropped: %d", st.FramesDropped)
