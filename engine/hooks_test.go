@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"inspector/engine"
 	et "inspector/engine/enginetest"
@@ -136,6 +137,47 @@ func TestSlowSubscriberIsToldNotWaitedFor(t *testing.T) {
 	}
 	if got := p.Stats().Sessions; got != 21 {
 		t.Errorf("completed %d sessions", got)
+	}
+}
+
+func TestSubscribeToKinds(t *testing.T) {
+	et.RequireNoLeaks(t)
+	o := et.StartOrigin(t, et.OriginH1Plain, nil)
+	p := et.StartProxy(t, nil, o)
+	all := p.Subscribe(64)
+	defer all.Close()
+	done := p.Subscribe(64, engine.EventComplete)
+	defer done.Close()
+	c := p.Client(t, et.ClientH1)
+	for i := 0; i < 3; i++ {
+		resp, err := c.Get(o.URL + "/echo")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		p.Next(t)
+	}
+	// Read until the third completion (publish may still be sending when Next returns).
+	kinds := func(sub *engine.Subscription) map[engine.EventKind]int {
+		m := map[engine.EventKind]int{}
+		for m[engine.EventComplete] < 3 {
+			select {
+			case ev := <-sub.C:
+				m[ev.Kind]++
+			case <-time.After(10 * time.Second):
+				t.Fatalf("events so far %v", m)
+			}
+		}
+		for len(sub.C) > 0 {
+			m[(<-sub.C).Kind]++
+		}
+		return m
+	}
+	if got := kinds(done); len(got) != 1 || got[engine.EventComplete] != 3 {
+		t.Errorf("completed-only subscriber got %v", got)
+	}
+	if got := kinds(all); got[engine.EventBegin] != 3 || got[engine.EventUpdate] != 3 || got[engine.EventComplete] != 3 {
+		t.Errorf("subscriber to every kind got %v", got)
 	}
 }
 

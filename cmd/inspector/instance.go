@@ -85,7 +85,7 @@ func runInstance(args []string) error {
 	if f.headless {
 		// Subscribe before announcing the address: a client that starts on the
 		// "listening on" line must not finish a session before anyone listens.
-		sub = inst.engine.Subscribe(4096)
+		sub = inst.engine.Subscribe(4096, engine.EventComplete)
 	}
 	fmt.Fprintf(stdout, "listening on %s\n", inst.engine.Addr())
 	serveErr := make(chan error, 1)

@@ -91,7 +91,7 @@ func run(dir, upstreamCA, cpuProfile, memProfile string, noCapture bool) error {
 	go func() { serveErr <- eng.Serve() }()
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGTERM, os.Interrupt)
-	sub := eng.Subscribe(4096)
+	sub := eng.Subscribe(4096, engine.EventComplete) // as the headless composition
 	defer sub.Close()
 	for {
 		select {
