@@ -392,8 +392,10 @@ func splitURL(raw string) (host, path string) {
 		return u.Hostname(), path
 	}
 	host = authority
-	if h, _, err := net.SplitHostPort(authority); err == nil {
-		host = h
+	if strings.Contains(authority, ":") { // SplitHostPort allocates its error for "host"
+		if h, _, err := net.SplitHostPort(authority); err == nil {
+			host = h
+		}
 	}
 	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
 	if p == "" || p[0] == '?' {
