@@ -46,7 +46,9 @@
 // writer goroutine commits many sessions per bbolt transaction (two Puts per session of
 // small bodies: record and summary), when a batch reaches
 // maxBatch sessions or maxBatchBytes, or ~100 ms after its first session, or at once when a
-// Flush or Close asks. When the queue is full the session is dropped and counted
+// Flush or Close asks. The writer wakes once per batch, not per session: Put wakes it only
+// for a batch's first session, when the queue passes a quarter of its size (at most
+// maxBatch) or when a session holds 64 KiB of body or more. When the queue is full the session is dropped and counted
 // (Stats.Dropped), never silently. The file is always synced on commit (never NoSync), so
 // after a crash (kill -9, power loss) every session committed before it is there; at most
 // the batch being collected is lost. Frames queued (PutFrames) before their session is

@@ -75,11 +75,14 @@ const (
 	defaultLockTimeout = 2 * time.Second
 	defaultQueueSize   = 16384
 
-	idBlock       = 4096    // ids reserved ahead on disk
-	maxBatch      = 2048    // sessions per transaction
-	maxBatchBytes = 8 << 20 // body bytes per transaction
-	batchDelay    = 100 * time.Millisecond
-	evictStep     = 20000 // sessions evicted per transaction at most
+	idBlock  = 4096 // ids reserved ahead on disk
+	maxBatch = 2048 // sessions per transaction
+	// nudgeBodyBytes: a session with this many body bytes in memory wakes the writer at
+	// once, so large bodies do not wait in the queue for the batch delay.
+	nudgeBodyBytes = 64 << 10
+	maxBatchBytes  = 8 << 20 // body bytes per transaction
+	batchDelay     = 100 * time.Millisecond
+	evictStep      = 20000 // sessions evicted per transaction at most
 )
 
 // Store is the session store. Its methods are safe for concurrent use.
@@ -101,7 +104,10 @@ type Store struct {
 	closed bool
 	queue  chan item
 	kick   chan struct{}
-	done   chan struct{} // closed when the writer exits
+	nudge  chan struct{} // wakes the writer within a batch (nudgeWriter)
+	// nudgeLen is the queue length at which Put wakes the writer early.
+	nudgeLen int
+	done     chan struct{} // closed when the writer exits
 
 	count      atomic.Uint64
 	bytes      atomic.Int64
@@ -223,6 +229,8 @@ func open(path string, opts Options) (*Store, error) {
 	if !s.readOnly {
 		s.queue = make(chan item, opts.QueueSize)
 		s.kick = make(chan struct{}, 1)
+		s.nudge = make(chan struct{}, 1)
+		s.nudgeLen = max(1, min(maxBatch, opts.QueueSize/4))
 		s.done = make(chan struct{})
 		go s.writer()
 	}
@@ -323,10 +331,19 @@ func (s *Store) Close() error {
 	s.mu.Unlock()
 	ch := make(chan error, 1)
 	s.queue <- item{stop: true, flush: ch}
+	s.nudgeWriter()
 	err := <-ch
 	<-s.done
 	s.frames.close()
 	return errors.Join(err, s.db.Close())
+}
+
+func bodyBytes(ss *session.Session) int {
+	n := len(ss.Request.Body.Data)
+	if ss.Response != nil {
+		n += len(ss.Response.Body.Data)
+	}
+	return n
 }
 
 // NextID allocates the next session id (monotonic across restarts). Safe for concurrent
@@ -401,6 +418,9 @@ func (s *Store) Put(ss *session.Session) bool {
 	}
 	select {
 	case s.queue <- item{s: ss}:
+		if len(s.queue) >= s.nudgeLen || bodyBytes(ss) >= nudgeBodyBytes {
+			s.nudgeWriter()
+		}
 		return true
 	default:
 		s.dropped.Add(1)
@@ -422,6 +442,7 @@ func (s *Store) Flush() error {
 		return ErrClosed
 	}
 	s.queue <- item{flush: ch} // may wait for room; the writer keeps draining
+	s.nudgeWriter()
 	s.mu.RUnlock()
 	return <-ch
 }

@@ -16,6 +16,11 @@ import (
 )
 
 // writer is the single goroutine that commits queued sessions. See doc.go "Writing".
+//
+// It wakes once per batch, not once per session: the first session of a batch wakes it;
+// then it sleeps until the batch's delay is over or Put, Flush or Close nudges it (the
+// queue is filling, a large body waits, or somebody waits for the commit), and takes
+// everything queued at once.
 func (s *Store) writer() {
 	defer close(s.done)
 	var (
@@ -31,23 +36,8 @@ func (s *Store) writer() {
 		batch, batchBytes = batch[:0], 0
 		return err
 	}
-	for {
-		var it item
-		if len(batch) == 0 {
-			select {
-			case it = <-s.queue:
-			case <-s.kick:
-				commit(false) // extends the id reservation, continues eviction
-				continue
-			}
-		} else {
-			select {
-			case it = <-s.queue:
-			case <-timer.C:
-				commit(false)
-				continue
-			}
-		}
+	// take handles one queued item; it reports false when the writer must exit.
+	take := func(it item) bool {
 		switch {
 		case it.s != nil:
 			batch = append(batch, it.s)
@@ -63,7 +53,7 @@ func (s *Store) writer() {
 			}
 		case it.stop:
 			it.flush <- commit(true)
-			return
+			return false
 		case it.flush != nil:
 			var err error
 			if len(batch) > 0 {
@@ -71,6 +61,54 @@ func (s *Store) writer() {
 			}
 			it.flush <- err
 		}
+		return true
+	}
+	// drain takes what is queued now, without waiting.
+	drain := func() bool {
+		for {
+			select {
+			case it := <-s.queue:
+				if !take(it) {
+					return false
+				}
+			default:
+				return true
+			}
+		}
+	}
+	for {
+		if len(batch) == 0 {
+			select {
+			case it := <-s.queue:
+				if !take(it) || !drain() {
+					return
+				}
+			case <-s.kick:
+				commit(false) // extends the id reservation, continues eviction
+			}
+			continue
+		}
+		select {
+		case <-timer.C:
+			if !drain() {
+				return
+			}
+			if len(batch) > 0 {
+				commit(false)
+			}
+		case <-s.nudge:
+			if !drain() {
+				return
+			}
+		}
+	}
+}
+
+// nudgeWriter wakes the writer before its batch delay is over. Never blocks.
+func (s *Store) nudgeWriter() {
+	select {
+	case s.nudge <- struct{}{}:
+	default:
 	}
 }
 
