@@ -6,6 +6,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"crypto/x509"
 	"flag"
@@ -93,12 +94,18 @@ func run(dir, upstreamCA, cpuProfile, memProfile string, noCapture bool) error {
 	signal.Notify(sig, syscall.SIGTERM, os.Interrupt)
 	sub := eng.Subscribe(4096, engine.EventComplete) // as the headless composition
 	defer sub.Close()
+	// Buffered and flushed when the feed is drained, as the headless composition does.
+	out := bufio.NewWriterSize(os.Stdout, 32<<10)
+	defer out.Flush()
 	for {
 		select {
 		case ev := <-sub.C:
 			if ev.Kind == engine.EventComplete {
 				s := ev.Summary
-				fmt.Printf("#%d %d %s %s %s→%s %d %.1fms\n", s.ID, s.Status, s.Method, s.URL, s.ClientProto, s.UpstreamProto, s.RespBytes, s.DurationMS)
+				fmt.Fprintf(out, "#%d %d %s %s %s→%s %d %.1fms\n", s.ID, s.Status, s.Method, s.URL, s.ClientProto, s.UpstreamProto, s.RespBytes, s.DurationMS)
+			}
+			if len(sub.C) == 0 {
+				out.Flush()
 			}
 		case <-sig:
 			if memProfile != "" {
