@@ -821,8 +821,21 @@ func (d *tapDir) parseFrames(b []byte, marks []tapMark) error {
 	defer func() { d.src = tapSource{} }()
 	mi := 0
 	for d.src.off < len(b) {
-		f, err := d.fr.ReadFrame()
+		fh, err := d.fr.ReadFrameHeader()
 		if err != nil {
+			return err
+		}
+		// HEADERS, the most common frame with a payload to look at, is read in place;
+		// the Framer reads the rest.
+		var f http2.Frame
+		var payload []byte
+		if fh.Type == http2.FrameHeaders {
+			end := d.src.off + int(fh.Length)
+			if end > len(b) {
+				return io.ErrUnexpectedEOF
+			}
+			payload, d.src.off = b[d.src.off:end], end
+		} else if f, err = d.fr.ReadFrameForHeader(fh); err != nil {
 			return err
 		}
 		// A frame is dated by the arrival of its last byte (of the copy).
@@ -833,25 +846,47 @@ func (d *tapDir) parseFrames(b []byte, marks []tapMark) error {
 		if mi < len(marks) {
 			at = marks[mi].at
 		}
-		if err := d.frame(f, at); err != nil {
+		if f == nil {
+			err = d.headers(fh, payload, at)
+		} else {
+			err = d.frame(f, at)
+		}
+		if err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// frame records one frame read by the Framer. Header blocks (HEADERS or PUSH_PROMISE and
-// their CONTINUATIONs) go through the direction's HPACK decoder in order and are recorded
-// as one frame, of the type and flags of the block's first frame, dated by its last.
+// headers starts (and maybe ends) the header block of a HEADERS frame with payload p.
+func (d *tapDir) headers(fh http2.FrameHeader, p []byte, at time.Time) error {
+	if fh.StreamID == 0 {
+		return errors.New("HEADERS on stream 0")
+	}
+	if fh.Flags.Has(http2.FlagHeadersPadded) {
+		if len(p) < 1 || int(p[0]) > len(p)-1 {
+			return errors.New("HEADERS with padding longer than its payload")
+		}
+		p = p[1 : len(p)-int(p[0])]
+	}
+	if fh.Flags.Has(http2.FlagHeadersPriority) {
+		if len(p) < 5 {
+			return errors.New("HEADERS too short for its priority fields")
+		}
+		p = p[5:]
+	}
+	return d.blockStart(fh, p, fh.Flags.Has(http2.FlagHeadersEndHeaders), at)
+}
+
+// frame records one frame read by the Framer (HEADERS frames go to headers instead).
+// Header blocks (HEADERS or PUSH_PROMISE and their CONTINUATIONs) go through the
+// direction's HPACK decoder in order and are recorded as one frame, of the type and flags
+// of the block's first frame, dated by its last.
 func (d *tapDir) frame(f http2.Frame, at time.Time) error {
-	var frag []byte
-	ended := false
 	switch f := f.(type) {
-	case *http2.HeadersFrame:
-		frag, ended = f.HeaderBlockFragment(), f.HeadersEnded()
 	case *http2.PushPromiseFrame:
-		frag, ended = f.HeaderBlockFragment(), f.HeadersEnded()
 		d.promised = f.PromiseID
+		return d.blockStart(f.FrameHeader, f.HeaderBlockFragment(), f.HeadersEnded(), at)
 	case *http2.ContinuationFrame:
 		if !d.inHdr || f.StreamID != d.blk.StreamID {
 			return fmt.Errorf("CONTINUATION for stream %d outside a header block", f.StreamID)
@@ -870,10 +905,14 @@ func (d *tapDir) frame(f http2.Frame, at time.Time) error {
 		d.record(f, at)
 		return nil
 	}
+}
+
+// blockStart starts a header block with the first frame's header and fragment.
+func (d *tapDir) blockStart(fh http2.FrameHeader, frag []byte, ended bool, at time.Time) error {
 	if d.inHdr {
-		return fmt.Errorf("%v on stream %d inside the header block of stream %d", f.Header().Type, f.Header().StreamID, d.blk.StreamID)
+		return fmt.Errorf("%v on stream %d inside the header block of stream %d", fh.Type, fh.StreamID, d.blk.StreamID)
 	}
-	d.blk, d.inHdr = f.Header(), true
+	d.blk, d.inHdr = fh, true
 	if _, err := d.hdec.Write(frag); err != nil {
 		return err
 	}

@@ -396,6 +396,24 @@ func TestTapParsesHeaderBlocks(t *testing.T) {
 		}
 	}
 
+	// HEADERS with padding and priority fields.
+	{
+		var buf, hb bytes.Buffer
+		_ = hpack.NewEncoder(&hb).WriteField(hpack.HeaderField{Name: ":status", Value: "204"})
+		_ = http2.NewFramer(&buf, nil).WriteHeaders(http2.HeadersFrameParam{StreamID: 5, BlockFragment: hb.Bytes(),
+			EndHeaders: true, EndStream: true, PadLength: 9, Priority: http2.PriorityParam{StreamDep: 3, Weight: 200}})
+		e := &Engine{cfg: Config{Logf: t.Logf}}
+		e.capture.Store(true)
+		tap := e.newH2Tap(nil, legUpstream, 1)
+		tap.in.feed(buf.Bytes())
+		tap.parse()
+		st := tap.rec.streams[5]
+		if tap.in.dead || st == nil || len(st.frames) != 1 || len(st.frames[0].Headers) != 1 ||
+			st.frames[0].Headers[0].Value != "204" || st.frames[0].Flags != "END_STREAM|END_HEADERS|PADDED|PRIORITY" || !st.endIn {
+			t.Fatalf("padded HEADERS: dead %v, %+v", tap.in.dead, st)
+		}
+	}
+
 	// PUSH_PROMISE adds to the HPACK table; the HEADERS after it refers to the entry.
 	var buf, hb bytes.Buffer
 	fr := http2.NewFramer(&buf, nil)
@@ -428,6 +446,15 @@ func TestTapStopsOnBadHeaderBlock(t *testing.T) {
 			_ = fr.WritePushPromise(http2.PushPromiseParam{StreamID: 1, PromiseID: 2, BlockFragment: []byte{0x82}})
 			_ = fr.WritePing(false, [8]byte{})
 			_ = fr.WriteContinuation(1, true, []byte{0x84})
+		},
+		"HEADERS with padding longer than its payload": func(fr *http2.Framer) {
+			_ = fr.WriteRawFrame(http2.FrameHeaders, http2.FlagHeadersPadded|http2.FlagHeadersEndHeaders, 1, []byte{5, 0x82})
+		},
+		"HEADERS too short for its priority fields": func(fr *http2.Framer) {
+			_ = fr.WriteRawFrame(http2.FrameHeaders, http2.FlagHeadersPriority|http2.FlagHeadersEndHeaders, 1, []byte{0, 0, 0})
+		},
+		"HEADERS on stream 0": func(fr *http2.Framer) {
+			_ = fr.WriteRawFrame(http2.FrameHeaders, http2.FlagHeadersEndHeaders, 0, []byte{0x82})
 		},
 		"decoding error": func(fr *http2.Framer) {
 			_ = fr.WriteHeaders(http2.HeadersFrameParam{StreamID: 1, BlockFragment: []byte{0xff, 0xff, 0xff, 0xff, 0x7f}, EndHeaders: true})
