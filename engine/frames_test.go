@@ -211,9 +211,10 @@ func TestH3FramesOnBothLegs(t *testing.T) {
 
 // TestH2FramesCaptureToggle: turning capture off makes the open HTTP/2 connections pass
 // their bytes straight through for the rest of their life (the HPACK table updates they
-// carry unseen make later header blocks undecodable). Requests keep working, sessions
-// recorded on such a connection after capture is back on get no frames, and connections
-// opened after that record frames again.
+// carry unseen make later header blocks undecodable). Requests keep working; once capture
+// is back on, a client connection that saw it off records no frames, the upstream
+// connection that saw it off is retired (the next request opens a recorded one), and new
+// client connections record again.
 func TestH2FramesCaptureToggle(t *testing.T) {
 	et.RequireNoLeaks(t)
 	log := newFrameLog()
@@ -231,15 +232,17 @@ func TestH2FramesCaptureToggle(t *testing.T) {
 			t.Fatalf("GET n=%d: %s %d, %d bytes, %v", n, resp.Proto, resp.StatusCode, len(b), err)
 		}
 	}
-	frames := func(id session.ID) []session.Frame {
-		log.mu.Lock()
-		defer log.mu.Unlock()
-		return append([]session.Frame(nil), log.frames[id]...)
+	legs := func(fs []session.Frame) map[string]int {
+		m := map[string]int{}
+		for _, f := range fs {
+			m[f.Leg]++
+		}
+		return m
 	}
 	c := p.Client(t, et.ClientH2)
 	get(c, 1)
 	s1 := p.Next(t)
-	log.waitFor(t, s1.ID, func(fs []session.Frame) bool {
+	fs1 := log.waitFor(t, s1.ID, func(fs []session.Frame) bool {
 		return header(fs, "client", "in", ":path") == "/bytes?n=1" && header(fs, "upstream", "in", ":status") == "200"
 	})
 
@@ -251,19 +254,23 @@ func TestH2FramesCaptureToggle(t *testing.T) {
 	if s3.Request.URL != o.URL+"/bytes?n=3" {
 		t.Fatalf("session after capture is back on: %s", s3.Request.URL)
 	}
-	// An upstream leg's frames reach the sink before its session completes, so a
-	// connection still capturing would have delivered some by now.
-	if fs := frames(s3.ID); len(fs) != 0 {
-		t.Errorf("session on a connection that saw capture off got %d frames: %+v", len(fs), fs[0])
+	if s3.Upstream.ConnID == s1.Upstream.ConnID || s3.Upstream.ConnID == 0 {
+		t.Errorf("upstream connection %d reused after it saw capture off (first was %d)", s3.Upstream.ConnID, s1.Upstream.ConnID)
+	}
+	// The new upstream connection records; the client connection stays a pass-through.
+	fs3 := log.waitFor(t, s3.ID, func(fs []session.Frame) bool {
+		return header(fs, "upstream", "in", ":status") == "200" && has(fs, "upstream", "out", "SETTINGS")
+	})
+	if n := legs(fs3)["client"]; n != 0 {
+		t.Errorf("client connection that saw capture off delivered %d frames", n)
 	}
 
-	// A new client connection records again (the upstream connection is reused and stays
-	// a pass-through).
+	// A new client connection records again, on both legs.
 	c2 := p.Client(t, et.ClientH2)
 	get(c2, 4)
 	s4 := p.Next(t)
 	fs := log.waitFor(t, s4.ID, func(fs []session.Frame) bool {
-		return has(fs, "client", "out", "HEADERS") && has(fs, "client", "out", "DATA")
+		return has(fs, "client", "out", "HEADERS") && has(fs, "client", "out", "DATA") && header(fs, "upstream", "in", ":status") == "200"
 	})
 	if got := header(fs, "client", "in", ":path"); got != "/bytes?n=4" {
 		t.Errorf("new connection: client HEADERS :path %q", got)
@@ -271,10 +278,17 @@ func TestH2FramesCaptureToggle(t *testing.T) {
 	if !has(fs, "client", "in", "SETTINGS") {
 		t.Errorf("new connection: no client SETTINGS")
 	}
-	get(c, 5) // the old connection still works
+	get(c, 5) // the old client connection still works
 	s5 := p.Next(t)
-	if fs := frames(s5.ID); len(fs) != 0 || len(frames(s3.ID)) != 0 {
-		t.Errorf("old connection delivered frames: %d and %d", len(fs), len(frames(s3.ID)))
+	log.waitFor(t, s5.ID, func(fs []session.Frame) bool { return header(fs, "upstream", "in", ":status") == "200" })
+	log.mu.Lock()
+	n5, n3 := legs(log.frames[s5.ID])["client"], legs(log.frames[s3.ID])["client"]
+	log.mu.Unlock()
+	if n5 != 0 || n3 != 0 {
+		t.Errorf("old client connection delivered frames: %d and %d", n5, n3)
+	}
+	if legs(fs1)["client"] == 0 {
+		t.Error("first session: no client frames")
 	}
 	if st := p.Stats(); st.FramesDropped != 0 {
 		t.Errorf("frames dropped: %d", st.FramesDropped)

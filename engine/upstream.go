@@ -563,13 +563,14 @@ func classifyDial(err error) *session.Error {
 // reports GotConn itself: net/http does not for connections it hands to an alternate
 // protocol, and x/net reports it only from its own pool.
 type h2Alt struct {
-	cc   *http2.ClientConn
-	conn net.Conn
-	used atomic.Bool
+	cc     *http2.ClientConn
+	conn   net.Conn
+	used   atomic.Bool
+	retire sync.Once
 }
 
 func (a *h2Alt) RoundTrip(req *http.Request) (*http.Response, error) {
-	if !a.cc.ReserveNewRequest() {
+	if a.stale() || !a.cc.ReserveNewRequest() {
 		return nil, errH2Unusable{}
 	}
 	if trace := httptrace.ContextClientTrace(req.Context()); trace != nil && trace.GotConn != nil {
@@ -578,6 +579,27 @@ func (a *h2Alt) RoundTrip(req *http.Request) (*http.Response, error) {
 		a.used.Store(true)
 	}
 	return a.cc.RoundTrip(req)
+}
+
+// stale reports whether the connection can no longer record frames while capture is on:
+// its tap saw capture off and passes bytes through for good (the HPACK state it did not
+// follow makes later header blocks undecodable). Such a connection takes no new requests
+// (net/http dials a fresh, recorded one) and is shut down once its streams end.
+func (a *h2Alt) stale() bool {
+	tap, ok := a.conn.(*h2Tap)
+	if !ok || !tap.off.Load() || !tap.rec.e.capture.Load() {
+		return false
+	}
+	a.retire.Do(func() {
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			if a.cc.Shutdown(ctx) != nil {
+				a.cc.Close()
+			}
+		}()
+	})
+	return true
 }
 
 // errH2Unusable tells net/http to retry on another connection (it looks for the
