@@ -43,6 +43,10 @@ type Options struct {
 	LockTimeout time.Duration
 	// QueueSize is the capacity of Put's queue; default 16384 sessions.
 	QueueSize int
+	// QueueBytes bounds the body bytes held by queued sessions; default 256 MiB. When the
+	// disk falls behind by more, Put keeps the sessions but drops their captured bodies
+	// (marked truncated, counted in Stats.BodiesDropped) so memory stays bounded.
+	QueueBytes int64
 }
 
 // Query selects a page of summaries.
@@ -61,6 +65,9 @@ type Stats struct {
 	FileSize int64  `json:"file_size"` // size of sessions.db
 	// Dropped counts sessions dropped: the write queue overflowed, or a commit failed.
 	Dropped uint64 `json:"dropped"`
+	// BodiesDropped counts sessions stored without their captured bodies because the
+	// queue held more than Options.QueueBytes of bodies (the disk fell behind).
+	BodiesDropped uint64 `json:"bodies_dropped"`
 	// Missing counts ids skipped by an earlier crash ("N sessions may be missing"; doc.go).
 	Missing uint64 `json:"missing"`
 	// LastError is the last commit error ("" when none); its sessions count in Dropped.
@@ -74,6 +81,7 @@ const (
 	defaultMaxBytes    = 4 << 30
 	defaultLockTimeout = 2 * time.Second
 	defaultQueueSize   = 16384
+	defaultQueueBytes  = 256 << 20
 
 	idBlock  = 4096 // ids reserved ahead on disk
 	maxBatch = 2048 // sessions per transaction
@@ -105,6 +113,9 @@ type Store struct {
 	queue  chan item
 	kick   chan struct{}
 	nudge  chan struct{} // wakes the writer within a batch (nudgeWriter)
+	// queuedBytes is the body bytes of queued sessions, bounded by Options.QueueBytes.
+	queuedBytes   atomic.Int64
+	bodiesDropped atomic.Uint64
 	// nudgeLen is the queue length at which Put wakes the writer early.
 	nudgeLen int
 	done     chan struct{} // closed when the writer exits
@@ -126,6 +137,7 @@ type Store struct {
 
 type item struct {
 	s     *session.Session
+	bytes int64 // body bytes of s, counted in Store.queuedBytes
 	flush chan error
 	stop  bool
 }
@@ -146,6 +158,9 @@ func Open(path string, opts Options) (*Store, error) {
 	}
 	if opts.QueueSize <= 0 {
 		opts.QueueSize = defaultQueueSize
+	}
+	if opts.QueueBytes <= 0 {
+		opts.QueueBytes = defaultQueueBytes
 	}
 	s, err := open(path, opts)
 	if err != nil && errors.Is(err, ErrCorrupt) && opts.MoveAsideCorrupt && !opts.ReadOnly {
@@ -338,6 +353,27 @@ func (s *Store) Close() error {
 	return errors.Join(err, s.db.Close())
 }
 
+// withoutBodies returns a copy of ss whose captured bodies are left out (marked
+// truncated; spilled parts deleted), for when the queue holds too many body bytes.
+func withoutBodies(ss *session.Session) *session.Session {
+	removeSpills([]*session.Session{ss})
+	cp := *ss
+	drop := func(b session.Body, flag session.Flags) session.Body {
+		if len(b.Data) > 0 || b.Spilled != "" {
+			b.Data, b.Spilled, b.Truncated = nil, "", true
+			cp.Flags |= flag
+		}
+		return b
+	}
+	cp.Request.Body = drop(ss.Request.Body, session.FlagReqTruncated)
+	if ss.Response != nil {
+		r := *ss.Response
+		r.Body = drop(r.Body, session.FlagRespTruncated)
+		cp.Response = &r
+	}
+	return &cp
+}
+
 func bodyBytes(ss *session.Session) int {
 	n := len(ss.Request.Body.Data)
 	if ss.Response != nil {
@@ -416,13 +452,20 @@ func (s *Store) Put(ss *session.Session) bool {
 	if s.closed {
 		return false
 	}
+	n := int64(bodyBytes(ss))
+	if n > 0 && s.queuedBytes.Add(n) > s.opts.QueueBytes {
+		s.queuedBytes.Add(-n)
+		ss, n = withoutBodies(ss), 0
+		s.bodiesDropped.Add(1)
+	}
 	select {
-	case s.queue <- item{s: ss}:
-		if len(s.queue) >= s.nudgeLen || bodyBytes(ss) >= nudgeBodyBytes {
+	case s.queue <- item{s: ss, bytes: n}:
+		if len(s.queue) >= s.nudgeLen || n >= nudgeBodyBytes {
 			s.nudgeWriter()
 		}
 		return true
 	default:
+		s.queuedBytes.Add(-n)
 		s.dropped.Add(1)
 		removeSpills([]*session.Session{ss})
 		return false
@@ -450,11 +493,12 @@ func (s *Store) Flush() error {
 // Stats returns the counters.
 func (s *Store) Stats() Stats {
 	st := Stats{
-		Sessions:   s.count.Load(),
-		Bytes:      s.bytes.Load(),
-		Dropped:    s.dropped.Load(),
-		Missing:    s.missing,
-		MovedAside: s.movedAside,
+		Sessions:      s.count.Load(),
+		Bytes:         s.bytes.Load(),
+		Dropped:       s.dropped.Load(),
+		BodiesDropped: s.bodiesDropped.Load(),
+		Missing:       s.missing,
+		MovedAside:    s.movedAside,
 	}
 	if p := s.lastErr.Load(); p != nil {
 		st.LastError = *p

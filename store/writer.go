@@ -40,6 +40,7 @@ func (s *Store) writer() {
 	take := func(it item) bool {
 		switch {
 		case it.s != nil:
+			s.queuedBytes.Add(-it.bytes)
 			batch = append(batch, it.s)
 			batchBytes += len(it.s.Request.Body.Data)
 			if it.s.Response != nil {

@@ -95,6 +95,9 @@ func (s *statusBar) update() {
 		if ss.Dropped > 0 {
 			parts = append(parts, fmt.Sprintf("%d sessions dropped by the store", ss.Dropped))
 		}
+		if ss.BodiesDropped > 0 {
+			parts = append(parts, fmt.Sprintf("%d bodies not stored (the disk fell behind)", ss.BodiesDropped))
+		}
 		if ss.Missing > 0 {
 			parts = append(parts, fmt.Sprintf("%d sessions may be missing", ss.Missing))
 		}
