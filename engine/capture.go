@@ -23,6 +23,9 @@ type captureBody struct {
 	limit   int64
 	trailer func() http.Header
 	spill   *spillFile // nil: no spilling
+	// size is the body's announced length (Content-Length), or -1: the buffer is made
+	// that big at once instead of growing by copies.
+	size int64
 
 	mu      sync.Mutex
 	buf     []byte
@@ -33,8 +36,25 @@ type captureBody struct {
 	trailed http.Header
 }
 
-func newCaptureBody(rc io.ReadCloser, limit int64, trailer func() http.Header) *captureBody {
-	return &captureBody{rc: rc, limit: limit, trailer: trailer}
+// newCaptureBody captures rc, whose announced length is size (-1: unknown).
+func newCaptureBody(rc io.ReadCloser, size, limit int64, trailer func() http.Header) *captureBody {
+	return &captureBody{rc: rc, size: size, limit: limit, trailer: trailer}
+}
+
+// grow makes room for k more bytes in the buffer: the announced size (within the cap) at
+// once, else doubling, so a body is copied about once rather than at every append.
+func (c *captureBody) grow(k int64) {
+	need := int64(len(c.buf)) + k
+	if need <= int64(cap(c.buf)) {
+		return
+	}
+	want := max(need, 2*int64(cap(c.buf)), 4<<10)
+	if c.size >= need {
+		want = c.size
+	}
+	nb := make([]byte, len(c.buf), min(want, c.limit))
+	copy(nb, c.buf)
+	c.buf = nb
 }
 
 func (c *captureBody) Read(p []byte) (int, error) {
@@ -45,6 +65,7 @@ func (c *captureBody) Read(p []byte) (int, error) {
 		chunk := p[:n]
 		if room := c.limit - int64(len(c.buf)); room > 0 {
 			k := min(int64(n), room)
+			c.grow(k)
 			c.buf = append(c.buf, chunk[:k]...)
 			chunk = chunk[k:]
 		}

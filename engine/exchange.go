@@ -209,7 +209,7 @@ func (e *Engine) serveExchange(w http.ResponseWriter, r *http.Request) {
 	e.publish(Event{Kind: EventBegin, Summary: inflight(s)})
 
 	if r.Body != nil && r.Body != http.NoBody && !isExtendedConnectWS(r) { // WebSocket streams are recorded as messages
-		x.reqBody = newCaptureBody(r.Body, e.cfg.CaptureLimit, func() http.Header { return r.Trailer })
+		x.reqBody = newCaptureBody(r.Body, r.ContentLength, e.cfg.CaptureLimit, func() http.Header { return r.Trailer })
 		x.reqBody.spill = e.newSpill(s.ID, "request")
 		r.Body = x.reqBody
 	}
@@ -245,7 +245,7 @@ func (e *Engine) serveExchange(w http.ResponseWriter, r *http.Request) {
 	}
 	if r.Body != nil && r.Body != http.NoBody && r.Body != io.ReadCloser(x.reqBody) && !isExtendedConnectWS(r) {
 		// A hook replaced the body: capture what is really sent.
-		x.reqBody = newCaptureBody(r.Body, e.cfg.CaptureLimit, func() http.Header { return r.Trailer })
+		x.reqBody = newCaptureBody(r.Body, r.ContentLength, e.cfg.CaptureLimit, func() http.Header { return r.Trailer })
 		x.reqBody.spill = e.newSpill(s.ID, "request")
 		r.Body = x.reqBody
 	}
@@ -352,7 +352,7 @@ func (x *exchange) answer(w http.ResponseWriter, resp *http.Response) {
 	}
 	w.WriteHeader(resp.StatusCode)
 	if resp.Body != nil {
-		x.respCap = newCaptureBody(resp.Body, x.e.cfg.CaptureLimit, nil)
+		x.respCap = newCaptureBody(resp.Body, resp.ContentLength, x.e.cfg.CaptureLimit, nil)
 		x.respCap.spill = x.e.newSpill(x.s.ID, "response")
 		_, err := copyBuffered(w, x.respCap)
 		resp.Body.Close()

@@ -374,7 +374,7 @@ func (u *upstream) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		return resp, nil
 	}
-	x.respCap = newCaptureBody(resp.Body, u.e.cfg.CaptureLimit, func() http.Header { return resp.Trailer })
+	x.respCap = newCaptureBody(resp.Body, resp.ContentLength, u.e.cfg.CaptureLimit, func() http.Header { return resp.Trailer })
 	x.respCap.spill = u.e.newSpill(x.s.ID, "response")
 	resp.Body = x.respCap
 	return resp, nil
@@ -401,7 +401,7 @@ func (u *upstream) modifyResponse(resp *http.Response) error {
 		}
 		if resp.Body != io.ReadCloser(x.respCap) && resp.Body != nil && x.ws == nil {
 			// A hook replaced the body: capture what the client really gets.
-			x.respCap = newCaptureBody(resp.Body, u.e.cfg.CaptureLimit, func() http.Header { return resp.Trailer })
+			x.respCap = newCaptureBody(resp.Body, resp.ContentLength, u.e.cfg.CaptureLimit, func() http.Header { return resp.Trailer })
 			x.respCap.spill = u.e.newSpill(x.s.ID, "response")
 			resp.Body = x.respCap
 		}
