@@ -50,9 +50,10 @@
 // for a batch's first session, when the queue passes a quarter of its size (at most
 // maxBatch) or when a session holds 64 KiB of body or more. When the queue is full the session is dropped and counted
 // (Stats.Dropped), never silently. Queued sessions hold at most Options.QueueBytes of
-// bodies (256 MiB): beyond that Put keeps the session without its bodies (marked
-// truncated, counted in Stats.BodiesDropped), so memory stays bounded when the disk falls
-// behind. The file is always synced on commit (never NoSync), so
+// bodies (64 MiB): beyond that Put waits for the writer (backpressure: traffic slows down
+// rather than lose data or memory) up to Options.QueueWait (2 s), then keeps the session
+// without its bodies (marked truncated, counted in Stats.BodiesDropped), so a stuck disk
+// never stalls traffic for long. The file is always synced on commit (never NoSync), so
 // after a crash (kill -9, power loss) every session committed before it is there; at most
 // the batch being collected is lost. Frames queued (PutFrames) before their session is
 // committed are written in the session's transaction.

@@ -3,63 +3,145 @@ package store
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
+	"time"
 
 	"inspector/engine/session"
 )
 
-// TestQueueBytesBound: when queued sessions hold more body bytes than Options.QueueBytes
-// (the disk fell behind), Put keeps the sessions and drops their captured bodies (marked
-// truncated, spilled parts deleted, counted); sessions taken by the writer free their
-// share, so later bodies are kept again.
-func TestQueueBytesBound(t *testing.T) {
+// queueOnly is a store with a queue and no writer goroutine: the test plays the writer,
+// so when the writer "falls behind" is up to the test.
+func queueOnly(bound int64, wait time.Duration) *Store {
+	s := &Store{queue: make(chan item, 16), nudge: make(chan struct{}, 1), room: make(chan struct{}), nudgeLen: 16}
+	s.opts.QueueBytes, s.opts.QueueWait = bound, wait
+	return s
+}
+
+// takeOne does what the writer does when it takes a queued session.
+func (s *Store) takeOne(t *testing.T) *session.Session {
+	t.Helper()
+	select {
+	case it := <-s.queue:
+		s.queuedBytes.Add(-it.bytes)
+		s.roomMade()
+		return it.s
+	default:
+		t.Fatal("nothing queued")
+		return nil
+	}
+}
+
+// waitUntil polls cond (yielding, no fixed sleep) and fails after 10 s.
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting: %s", what)
+		}
+		runtime.Gosched()
+	}
+}
+
+// TestQueueBytesBackpressure: when queued sessions hold more body bytes than
+// Options.QueueBytes (the writer fell behind), Put waits for the writer instead of holding
+// more in memory, and keeps everything once the writer takes sessions.
+func TestQueueBytesBackpressure(t *testing.T) {
+	s := queueOnly(5000, time.Minute)
+	b := testSession(1, 200, 1000, 2000)
+	if !s.Put(b) { // 3000 bytes queued: under the bound
+		t.Fatal("first Put refused")
+	}
+	c := testSession(2, 200, 1000, 2000)
+	put := make(chan bool)
+	go func() { put <- s.Put(c) }() // 6000 bytes: waits
+	waitUntil(t, "Put waits for room", func() bool { return s.waiters.Load() == 1 })
+	select {
+	case <-put:
+		t.Fatal("Put returned while the bound was exceeded")
+	default:
+	}
+	if got := s.takeOne(t); got != b {
+		t.Fatal("queue order")
+	}
+	if !<-put {
+		t.Fatal("Put refused after the writer took a session")
+	}
+	if got := s.takeOne(t); got != c || len(got.Response.Body.Data) != 2000 {
+		t.Fatal("the waiting session lost its body")
+	}
+	if s.bodiesDropped.Load() != 0 || s.queuedBytes.Load() != 0 {
+		t.Errorf("dropped %d, queued bytes %d", s.bodiesDropped.Load(), s.queuedBytes.Load())
+	}
+	// A session bigger than the bound alone goes in at once.
+	if !s.Put(testSession(3, 200, 0, 6000)) || len(s.takeOne(t).Response.Body.Data) != 6000 {
+		t.Error("oversized session alone")
+	}
+}
+
+// TestQueueBytesStuckWriter: when the writer does not take sessions within QueueWait, Put
+// queues the session without its bodies (truncated, spilled parts deleted, counted) rather
+// than stall the proxy, and the caller's session is not touched.
+func TestQueueBytesStuckWriter(t *testing.T) {
 	dir := t.TempDir()
-	s := openTest(t, filepath.Join(dir, "sessions.db"), Options{QueueBytes: 5000})
-
-	// Each session is flushed before the next: the writer has taken the earlier ones, so
-	// the bound is never reached and every body is kept.
-	for i := 0; i < 5; i++ {
-		putAll(t, s, testSession(s.NextID(), 200, 1000, 3000))
+	s := queueOnly(5000, 20*time.Millisecond)
+	if !s.Put(testSession(1, 200, 1000, 3000)) {
+		t.Fatal("first Put refused")
 	}
-	if st := s.Stats(); st.BodiesDropped != 0 {
-		t.Fatalf("bodies dropped with the writer keeping up: %+v", st)
-	}
-
-	// Over the bound: a 6000-byte body alone exceeds it.
-	big := testSession(s.NextID(), 200, 1000, 5000)
+	big := testSession(2, 200, 1000, 3000)
 	spill := filepath.Join(dir, "spilled-part")
 	if err := os.WriteFile(spill, []byte("rest of the body"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	big.Response.Body.Spilled = spill
-	big.Response.Body.Size = 5000 + 16
-	bodiless := testSession(s.NextID(), 204, 0, 0)
-	putAll(t, s, big, bodiless)
-	if big.Response.Body.Data == nil || big.Flags != 0 {
+	big.Response.Body.Size = 3000 + 16
+	if !s.Put(big) { // waits QueueWait, then goes in without bodies
+		t.Fatal("Put refused")
+	}
+	if big.Response.Body.Data == nil || big.Response.Body.Spilled != spill || big.Flags != 0 {
 		t.Error("Put changed the caller's session")
 	}
 	if _, err := os.Stat(spill); !os.IsNotExist(err) {
 		t.Errorf("spilled part of a dropped body still there: %v", err)
 	}
-	got, err := s.Get(big.ID)
-	if err != nil {
-		t.Fatal(err)
+	if first := s.takeOne(t); len(first.Response.Body.Data) != 3000 {
+		t.Error("the session queued first lost its body")
 	}
+	got := s.takeOne(t)
 	if len(got.Request.Body.Data) != 0 || !got.Request.Body.Truncated || got.Request.Body.Size != 1000 ||
-		len(got.Response.Body.Data) != 0 || !got.Response.Body.Truncated || got.Response.Body.Size != 5016 ||
+		len(got.Response.Body.Data) != 0 || !got.Response.Body.Truncated || got.Response.Body.Size != 3016 ||
 		got.Response.Body.Spilled != "" || !got.Flags.Has(session.FlagReqTruncated) || !got.Flags.Has(session.FlagRespTruncated) {
-		t.Errorf("stored without bodies: req %+v resp %+v flags %b", got.Request.Body, got.Response.Body, got.Flags)
+		t.Errorf("queued without bodies: req size %d truncated %v, resp size %d truncated %v spilled %q, flags %b",
+			got.Request.Body.Size, got.Request.Body.Truncated, got.Response.Body.Size, got.Response.Body.Truncated, got.Response.Body.Spilled, got.Flags)
 	}
-	if got.Response.Status != 200 || got.Request.URL != big.Request.URL {
-		t.Errorf("the rest of the session changed: %d %s", got.Response.Status, got.Request.URL)
+	if got.ID != big.ID || got.Response.Status != 200 || got.Request.URL != big.Request.URL {
+		t.Errorf("the rest of the session changed: %d %d %s", got.ID, got.Response.Status, got.Request.URL)
 	}
-	if st := s.Stats(); st.BodiesDropped != 1 || st.Dropped != 0 || st.Sessions != 7 {
-		t.Errorf("stats %+v", st)
+	if s.bodiesDropped.Load() != 1 || s.queuedBytes.Load() != 0 {
+		t.Errorf("dropped %d, queued bytes %d", s.bodiesDropped.Load(), s.queuedBytes.Load())
 	}
-	// The bound was given back: the next session keeps its body.
-	next := testSession(s.NextID(), 200, 100, 100)
-	putAll(t, s, next)
-	if got, err := s.Get(next.ID); err != nil || len(got.Response.Body.Data) != 100 {
-		t.Errorf("after the drop: %v %+v", err, got)
+}
+
+// TestQueueBytesWithTheWriter: with the real writer keeping up, the bytes it takes are
+// given back, so sessions keep their bodies and stats count no drop; a stored session
+// without bodies reads back as truncated.
+func TestQueueBytesWithTheWriter(t *testing.T) {
+	s := openTest(t, filepath.Join(t.TempDir(), "sessions.db"), Options{QueueBytes: 5000})
+	for i := 0; i < 5; i++ {
+		putAll(t, s, testSession(s.NextID(), 200, 1000, 3000))
+	}
+	cut := withoutBodies(testSession(s.NextID(), 200, 1000, 3000))
+	putAll(t, s, cut)
+	got, err := s.Get(cut.ID)
+	if err != nil || len(got.Response.Body.Data) != 0 || !got.Response.Body.Truncated || got.Response.Body.Size != 3000 ||
+		!got.Flags.Has(session.FlagRespTruncated) {
+		t.Errorf("session stored without bodies: %v, resp size %d truncated %v", err, got.Response.Body.Size, got.Response.Body.Truncated)
+	}
+	if st := s.Stats(); st.BodiesDropped != 0 || st.Dropped != 0 || st.Sessions != 6 {
+		t.Errorf("stats: sessions %d dropped %d bodies dropped %d", st.Sessions, st.Dropped, st.BodiesDropped)
+	}
+	if q := s.queuedBytes.Load(); q != 0 {
+		t.Errorf("queued bytes after flush: %d", q)
 	}
 }

@@ -43,10 +43,13 @@ type Options struct {
 	LockTimeout time.Duration
 	// QueueSize is the capacity of Put's queue; default 16384 sessions.
 	QueueSize int
-	// QueueBytes bounds the body bytes held by queued sessions; default 256 MiB. When the
-	// disk falls behind by more, Put keeps the sessions but drops their captured bodies
-	// (marked truncated, counted in Stats.BodiesDropped) so memory stays bounded.
+	// QueueBytes bounds the body bytes held by queued sessions; default 64 MiB. When the
+	// writer falls behind by more, Put waits for it (backpressure: the proxy slows down
+	// rather than lose data) up to QueueWait (default 2 s); after that it keeps the session
+	// but drops its captured bodies (marked truncated, counted in Stats.BodiesDropped), so
+	// memory stays bounded and a stuck disk never stalls traffic for long.
 	QueueBytes int64
+	QueueWait  time.Duration
 }
 
 // Query selects a page of summaries.
@@ -81,7 +84,8 @@ const (
 	defaultMaxBytes    = 4 << 30
 	defaultLockTimeout = 2 * time.Second
 	defaultQueueSize   = 16384
-	defaultQueueBytes  = 256 << 20
+	defaultQueueBytes  = 64 << 20
+	defaultQueueWait   = 2 * time.Second
 
 	idBlock  = 4096 // ids reserved ahead on disk
 	maxBatch = 2048 // sessions per transaction
@@ -116,6 +120,11 @@ type Store struct {
 	// queuedBytes is the body bytes of queued sessions, bounded by Options.QueueBytes.
 	queuedBytes   atomic.Int64
 	bodiesDropped atomic.Uint64
+	// room is closed (and replaced) by the writer when it takes sessions while Puts wait
+	// for queue room (waiters > 0).
+	roomMu  sync.Mutex
+	room    chan struct{}
+	waiters atomic.Int32
 	// nudgeLen is the queue length at which Put wakes the writer early.
 	nudgeLen int
 	done     chan struct{} // closed when the writer exits
@@ -161,6 +170,9 @@ func Open(path string, opts Options) (*Store, error) {
 	}
 	if opts.QueueBytes <= 0 {
 		opts.QueueBytes = defaultQueueBytes
+	}
+	if opts.QueueWait <= 0 {
+		opts.QueueWait = defaultQueueWait
 	}
 	s, err := open(path, opts)
 	if err != nil && errors.Is(err, ErrCorrupt) && opts.MoveAsideCorrupt && !opts.ReadOnly {
@@ -245,6 +257,7 @@ func open(path string, opts Options) (*Store, error) {
 		s.queue = make(chan item, opts.QueueSize)
 		s.kick = make(chan struct{}, 1)
 		s.nudge = make(chan struct{}, 1)
+		s.room = make(chan struct{})
 		s.nudgeLen = max(1, min(maxBatch, opts.QueueSize/4))
 		s.done = make(chan struct{})
 		go s.writer()
@@ -353,6 +366,46 @@ func (s *Store) Close() error {
 	return errors.Join(err, s.db.Close())
 }
 
+// reserveBytes counts n body bytes as queued and reports whether they fit under
+// Options.QueueBytes, waiting up to Options.QueueWait for the writer to take queued
+// sessions when they do not. A session bigger than the bound alone fits when nothing else
+// is queued. On false the bytes stay counted; the caller takes them back.
+func (s *Store) reserveBytes(n int64) bool {
+	fits := func() bool { q := s.queuedBytes.Load(); return q <= s.opts.QueueBytes || q == n }
+	if s.queuedBytes.Add(n); fits() {
+		return true
+	}
+	s.waiters.Add(1)
+	defer s.waiters.Add(-1)
+	timer := time.NewTimer(s.opts.QueueWait)
+	defer timer.Stop()
+	for {
+		s.roomMu.Lock()
+		room := s.room
+		s.roomMu.Unlock()
+		s.nudgeWriter()
+		if fits() {
+			return true
+		}
+		select {
+		case <-room:
+		case <-timer.C:
+			return fits()
+		}
+	}
+}
+
+// roomMade wakes Puts waiting in reserveBytes; the writer calls it after taking sessions.
+func (s *Store) roomMade() {
+	if s.waiters.Load() == 0 {
+		return
+	}
+	s.roomMu.Lock()
+	close(s.room)
+	s.room = make(chan struct{})
+	s.roomMu.Unlock()
+}
+
 // withoutBodies returns a copy of ss whose captured bodies are left out (marked
 // truncated; spilled parts deleted), for when the queue holds too many body bytes.
 func withoutBodies(ss *session.Session) *session.Session {
@@ -438,8 +491,10 @@ func (s *Store) setErr(err error) {
 	s.lastErr.Store(&msg)
 }
 
-// Put queues a completed session for writing. It never blocks; when the queue is full the
-// session is dropped and counted in Stats.Dropped, and Put returns false. The session must
+// Put queues a completed session for writing. When the queue is full the session is
+// dropped and counted in Stats.Dropped, and Put returns false. It does not block, except
+// when queued sessions hold more than Options.QueueBytes of bodies: then it waits for the
+// writer up to Options.QueueWait (see Options.QueueBytes). The session must
 // be complete and is never modified by the store. A nil session, an id of 0, a closed or
 // read-only store also give false (not counted as dropped). Putting an id that is
 // already stored replaces it.
@@ -453,7 +508,7 @@ func (s *Store) Put(ss *session.Session) bool {
 		return false
 	}
 	n := int64(bodyBytes(ss))
-	if n > 0 && s.queuedBytes.Add(n) > s.opts.QueueBytes {
+	if n > 0 && !s.reserveBytes(n) {
 		s.queuedBytes.Add(-n)
 		ss, n = withoutBodies(ss), 0
 		s.bodiesDropped.Add(1)

@@ -64,8 +64,9 @@ func (s *Store) writer() {
 		}
 		return true
 	}
-	// drain takes what is queued now, without waiting.
+	// drain takes what is queued now, without waiting, and wakes Puts waiting for room.
 	drain := func() bool {
+		defer s.roomMade()
 		for {
 			select {
 			case it := <-s.queue:
