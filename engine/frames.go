@@ -78,21 +78,24 @@ type frameRec struct {
 	mu       sync.Mutex
 	conn     []session.Frame
 	streams  map[uint64]*streamFrames
-	pending  map[reqKey][]session.ID // announced sessions without a stream
-	unlinked map[reqKey][]uint64     // streams without a session
-	ended    []uint64                // ended unlinked streams, oldest first
+	linked   map[session.ID]*streamFrames // streams linked to a session, not delivered yet
+	pending  map[reqKey]sidQueue          // announced sessions without a stream
+	unlinked map[reqKey][]uint64          // streams without a session
+	ended    []uint64                     // ended unlinked streams, oldest first
 	held     int
 	finished bool
 	retired  []uint64 // flushed streams kept for late frames, oldest first
 	// openingFixed: streams hold copies of conn[:connOpening], so later connection frames
 	// go after them whatever their time.
 	openingFixed bool
-	gone         uint64 // streams below this id that are not in streams were dropped from it
+	gone         uint64        // streams below this id that are not in streams were dropped from it
+	free         *streamFrames // a stream let go by retire, reused by the next new stream
 
 	tap *h2Tap // HTTP/2: the tap whose buffers hold this connection's frames not parsed yet
 }
 
 type streamFrames struct {
+	id             uint64 // the stream's id
 	sid            session.ID
 	key            reqKey
 	frames         []session.Frame
@@ -109,7 +112,14 @@ type streamFrames struct {
 
 func newFrameRec(e *Engine, leg, proto string, connID uint64) *frameRec {
 	return &frameRec{e: e, leg: leg, proto: proto, connID: connID,
-		streams: map[uint64]*streamFrames{}, pending: map[reqKey][]session.ID{}, unlinked: map[reqKey][]uint64{}}
+		streams: map[uint64]*streamFrames{}, linked: map[session.ID]*streamFrames{}, pending: map[reqKey]sidQueue{}, unlinked: map[reqKey][]uint64{}}
+}
+
+// sidQueue is the announced sessions of one request, oldest first; the usual single one
+// needs no slice.
+type sidQueue struct {
+	first session.ID
+	rest  []session.ID
 }
 
 // reqKey is the request a stream carries, to pair it with its session; the zero value
@@ -149,12 +159,15 @@ func (r *frameRec) add(f session.Frame, connLevel bool, key reqKey, end bool) {
 			r.mu.Unlock()
 			return
 		}
-		st = &streamFrames{}
+		st = r.newStream(f.Stream)
+		// One array for what is usually delivered: the opening frames and a few of the
+		// stream's own (take merges connection frames into its room).
+		st.frames = make([]session.Frame, 0, connOpening+streamRoom)
 		if len(r.conn) >= connOpening {
 			// Every session gets the opening frames: copy them in now, in the slice
 			// that will be delivered, rather than merging them in at delivery.
 			r.openingFixed = true
-			st.frames = make([]session.Frame, connOpening, connOpening+4)
+			st.frames = st.frames[:connOpening]
 			copy(st.frames, r.conn[:connOpening])
 			st.base = connOpening
 		}
@@ -182,11 +195,13 @@ func (r *frameRec) add(f session.Frame, connLevel bool, key reqKey, end bool) {
 	r.held++
 	if key != (reqKey{}) && st.key == (reqKey{}) && st.sid == 0 {
 		st.key = key
-		if q := r.pending[key]; len(q) > 0 {
-			st.sid = q[0]
-			r.pending[key] = q[1:]
-			if len(q) == 1 {
+		if q, ok := r.pending[key]; ok {
+			st.sid = q.first
+			r.linked[st.sid] = st
+			if len(q.rest) == 0 {
 				delete(r.pending, key)
+			} else {
+				r.pending[key] = sidQueue{first: q.rest[0], rest: q.rest[1:]}
 			}
 		} else {
 			r.unlinked[key] = append(r.unlinked[key], f.Stream)
@@ -253,9 +268,30 @@ type delivery struct {
 	frames []session.Frame
 }
 
-// take removes a linked stream's frames for delivery; r.mu is held.
+// newStream returns an empty streamFrames for stream id (a retired one when there is
+// one); r.mu is held.
+func (r *frameRec) newStream(id uint64) *streamFrames {
+	st := r.free
+	if st == nil {
+		return &streamFrames{id: id}
+	}
+	r.free = nil
+	*st = streamFrames{id: id}
+	return st
+}
+
+// streamRoom is how many frames of its own (and connection frames merged in at delivery)
+// a stream's slice has room for beyond connOpening before it grows: a small exchange
+// (HEADERS each way and a DATA) and the connection frames of its lifetime fit.
+const streamRoom = 4
+
+// take removes a linked stream's frames for delivery; r.mu is held. The delivered slice
+// is no longer referenced by r.
 func (r *frameRec) take(stream uint64, st *streamFrames) delivery {
 	out := delivery{sid: st.sid, frames: st.frames}
+	if r.linked[st.sid] == st {
+		delete(r.linked, st.sid)
+	}
 	if st.waitIn {
 		r.tap.in.want.Add(-1)
 	}
@@ -302,6 +338,11 @@ func (r *frameRec) retire(stream uint64) {
 	}
 	old := r.retired[0]
 	r.retired = r.retired[1:]
+	if st := r.streams[old]; st != nil && st.flushed {
+		// Nothing else points to a retired stream (ended, unlinked and linked hold ids
+		// or unflushed streams): reuse it.
+		r.free = st
+	}
 	delete(r.streams, old)
 	r.gone = max(r.gone, old+1)
 }
@@ -325,12 +366,23 @@ func (r *frameRec) forget(stream uint64, st *streamFrames) {
 }
 
 // mergeFrames returns the connection frames (opening then since, which follow each other
-// in time) and the stream frames in time order, in one new slice; each list is in time
-// order already (appendByTime), so a linear merge does it (the stable sort after it is a
-// safety net).
+// in time) and the stream frames in time order, in one slice: streamFrames' array when it
+// has room (its contents are overwritten), else a new one; each list is in time order
+// already (appendByTime), so a linear merge does it (the stable sort after it is a safety
+// net). opening and since must not share streamFrames' array.
 func mergeFrames(opening, since, streamFrames []session.Frame) []session.Frame {
 	nc := len(opening) + len(since)
-	out := make([]session.Frame, 0, nc+len(streamFrames))
+	n := nc + len(streamFrames)
+	var out []session.Frame
+	if cap(streamFrames) >= n {
+		// In place: the stream frames move to the end, and the merge fills the array
+		// from the front; it writes at i+j, before the stream frame it reads at nc+j.
+		buf := streamFrames[:n]
+		copy(buf[nc:], streamFrames)
+		streamFrames, out = buf[nc:], buf[:0]
+	} else {
+		out = make([]session.Frame, 0, n)
+	}
 	conn := func(i int) *session.Frame {
 		if i < len(opening) {
 			return &opening[i]
@@ -394,12 +446,18 @@ func (r *frameRec) link(id session.ID, method, path string) {
 		}
 		if st := r.streams[stream]; st != nil && !st.flushed {
 			st.sid = id
+			r.linked[id] = st
 			if st.endIn && st.endOut || st.reset {
 				flush = r.take(stream, st)
 			}
 		}
 	} else {
-		r.pending[key] = append(r.pending[key], id)
+		if q, ok := r.pending[key]; ok {
+			q.rest = append(q.rest, id)
+			r.pending[key] = q
+		} else {
+			r.pending[key] = sidQueue{first: id}
+		}
 	}
 	r.mu.Unlock()
 	r.deliver(flush)
@@ -419,7 +477,7 @@ func (r *frameRec) finish() {
 		}
 	}
 	r.finished = true
-	r.streams, r.pending, r.unlinked, r.conn = nil, nil, nil, nil
+	r.streams, r.linked, r.pending, r.unlinked, r.conn, r.free = nil, nil, nil, nil, nil, nil
 	r.mu.Unlock()
 	for _, st := range out {
 		r.deliver(st)
@@ -1147,11 +1205,8 @@ func (r *frameRec) sessionDone(id session.ID) {
 	}
 	var flush delivery
 	r.mu.Lock()
-	for stream, st := range r.streams {
-		if st.sid == id && !st.flushed {
-			flush = r.take(stream, st)
-			break
-		}
+	if st := r.linked[id]; st != nil && !st.flushed {
+		flush = r.take(st.id, st)
 	}
 	r.mu.Unlock()
 	r.deliver(flush)
@@ -1165,17 +1220,14 @@ func (r *frameRec) h2SessionDone(id session.ID) {
 	t.parse()
 	var waitIn, waitOut bool
 	r.mu.Lock()
-	for _, st := range r.streams {
-		if st.sid == id && !st.flushed && !st.waitIn && !st.waitOut {
-			st.waitIn, st.waitOut = !st.endIn, !st.endOut
-			waitIn, waitOut = st.waitIn, st.waitOut
-			if waitIn {
-				t.in.want.Add(1)
-			}
-			if waitOut {
-				t.out.want.Add(1)
-			}
-			break
+	if st := r.linked[id]; st != nil && !st.flushed && !st.waitIn && !st.waitOut {
+		st.waitIn, st.waitOut = !st.endIn, !st.endOut
+		waitIn, waitOut = st.waitIn, st.waitOut
+		if waitIn {
+			t.in.want.Add(1)
+		}
+		if waitOut {
+			t.out.want.Add(1)
 		}
 	}
 	r.mu.Unlock()
