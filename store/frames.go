@@ -63,7 +63,10 @@ func (w *frameWriter) startLocked(s *Store) {
 
 // PutFrames queues frames of session id for storage and returns at once; it reports
 // false when the frames were dropped (read-only or closed store, or too many pending).
-// It is safe for concurrent use and takes ownership of frames.
+// It is safe for concurrent use and takes ownership of frames: the caller must not touch
+// the slice or its array (spare capacity included) afterwards; the frames are not copied,
+// and a session's later frames may be appended in place. The engine's FrameSink hands
+// over each slice once and keeps no reference to it.
 func (s *Store) PutFrames(id session.ID, frames []session.Frame) bool {
 	if s.readOnly || len(frames) == 0 || id == 0 {
 		return false
@@ -79,10 +82,22 @@ func (s *Store) PutFrames(id session.ID, frames []session.Frame) bool {
 	if p := w.pending[id]; p == nil {
 		w.pending[id] = &pendingFrames{since: time.Now(), frames: frames} // owned: no copy
 	} else {
-		p.frames = append(p.frames, frames...)
+		p.frames = appendOwned(p.frames, frames)
 	}
 	w.n += len(frames)
 	return true
+}
+
+// appendOwned appends b to a, which PutFrames owns: in place when a has room, else into
+// a new array of exactly the combined length (a session's second delivery, the other leg,
+// is usually the last: append's doubling would leave a larger array than needed).
+func appendOwned(a, b []session.Frame) []session.Frame {
+	if len(a)+len(b) <= cap(a) {
+		return append(a, b...)
+	}
+	out := make([]session.Frame, len(a)+len(b))
+	copy(out[copy(out, a):], b)
+	return out
 }
 
 // takeFrames removes and returns the queued frames of the sessions in batch, in batch
