@@ -128,17 +128,26 @@ type reqKey struct{ method, path string }
 
 func requestKey(method, path string) reqKey { return reqKey{method, path} }
 
-// add records one frame. connLevel frames belong to the whole connection.
+// add records one frame and delivers what it completes. connLevel frames belong to the
+// whole connection.
 func (r *frameRec) add(f session.Frame, connLevel bool, key reqKey, end bool) {
+	r.deliver(r.put(&f, connLevel, key, end))
+}
+
+// put records one frame (*f is filled in and copied, not kept) and returns what is to be
+// delivered now: the stream's frames if f ended it, or f alone if it came late for a
+// delivered stream. The caller delivers it; put itself calls no sink, so the tap's
+// parser can deliver after its parse, on a shallower stack.
+func (r *frameRec) put(f *session.Frame, connLevel bool, key reqKey, end bool) delivery {
 	if !r.e.capture.Load() {
-		return // no sessions are recorded, so no frames either
+		return delivery{} // no sessions are recorded, so no frames either
 	}
 	f.Leg, f.Proto, f.ConnID = r.leg, r.proto, r.connID
 	var flush delivery
 	r.mu.Lock()
 	if r.finished {
 		r.mu.Unlock()
-		return
+		return delivery{}
 	}
 	if connLevel {
 		if len(r.conn) >= maxConnFrames {
@@ -150,14 +159,14 @@ func (r *frameRec) add(f session.Frame, connLevel bool, key reqKey, end bool) {
 		}
 		r.conn = appendByTime(r.conn, f, floor)
 		r.mu.Unlock()
-		return
+		return delivery{}
 	}
 	st := r.streams[f.Stream]
 	if st == nil {
 		if f.Stream < r.gone {
 			// A late frame of a stream delivered long ago (new streams get higher ids).
 			r.mu.Unlock()
-			return
+			return delivery{}
 		}
 		st = r.newStream(f.Stream)
 		// One array for what is usually delivered: the opening frames and a few of the
@@ -178,15 +187,12 @@ func (r *frameRec) add(f session.Frame, connLevel bool, key reqKey, end bool) {
 		// END_STREAM): the session gets it on its own.
 		sid := st.sid
 		r.mu.Unlock()
-		if sid != 0 {
-			r.deliver(delivery{sid: sid, frames: []session.Frame{f}})
-		}
-		return
+		return lateFrame(sid, f)
 	}
 	if r.held >= maxHeldFrames {
 		r.mu.Unlock()
 		r.e.framesDropped.Add(1)
-		return
+		return delivery{}
 	}
 	st.frames = appendByTime(st.frames, f, 0)
 	if st.start.IsZero() || f.Time.Before(st.start) {
@@ -218,16 +224,17 @@ func (r *frameRec) add(f session.Frame, connLevel bool, key reqKey, end bool) {
 		flush = r.ended1(f.Stream, st)
 	}
 	r.mu.Unlock()
-	r.deliver(flush)
+	return flush
 }
 
-// endStream marks a stream ended in one direction (dir "in"/"out") or reset.
-func (r *frameRec) endStream(stream uint64, dir string, reset bool) {
+// endStream marks a stream ended in one direction (dir "in"/"out") or reset, and returns
+// its frames when they are to be delivered now (the caller delivers them).
+func (r *frameRec) endStream(stream uint64, dir string, reset bool) delivery {
 	r.mu.Lock()
 	st := r.streams[stream]
 	if st == nil || st.flushed || r.finished {
 		r.mu.Unlock()
-		return
+		return delivery{}
 	}
 	switch {
 	case reset:
@@ -242,7 +249,7 @@ func (r *frameRec) endStream(stream uint64, dir string, reset bool) {
 		flush = r.ended1(stream, st)
 	}
 	r.mu.Unlock()
-	r.deliver(flush)
+	return flush
 }
 
 // ended1 handles a stream that ended; r.mu is held. It returns the stream when its frames
@@ -268,8 +275,21 @@ type delivery struct {
 	frames []session.Frame
 }
 
+// lateFrame returns the delivery of a frame that came after its stream's (none when the
+// stream had no session). Apart from put, to keep put's stack frame small.
+//
+//go:noinline
+func lateFrame(sid session.ID, f *session.Frame) delivery {
+	if sid == 0 {
+		return delivery{}
+	}
+	return delivery{sid: sid, frames: []session.Frame{*f}}
+}
+
 // newStream returns an empty streamFrames for stream id (a retired one when there is
-// one); r.mu is held.
+// one); r.mu is held. Not inlined, to keep put's stack frame small.
+//
+//go:noinline
 func (r *frameRec) newStream(id uint64) *streamFrames {
 	st := r.free
 	if st == nil {
@@ -377,32 +397,35 @@ func mergeFrames(opening, since, streamFrames []session.Frame) []session.Frame {
 	if cap(streamFrames) >= n {
 		// In place: the stream frames move to the end, and the merge fills the array
 		// from the front; it writes at i+j, before the stream frame it reads at nc+j.
-		buf := streamFrames[:n]
-		copy(buf[nc:], streamFrames)
-		streamFrames, out = buf[nc:], buf[:0]
+		out = streamFrames[:n]
+		copy(out[nc:], streamFrames)
+		streamFrames = out[nc:]
 	} else {
-		out = make([]session.Frame, 0, n)
-	}
-	conn := func(i int) *session.Frame {
-		if i < len(opening) {
-			return &opening[i]
-		}
-		return &since[i-len(opening)]
+		out = make([]session.Frame, n)
 	}
 	i, j := 0, 0
 	for i < nc && j < len(streamFrames) {
-		if c := conn(i); streamFrames[j].Time.Before(c.Time) {
-			out = append(out, streamFrames[j])
+		var c *session.Frame
+		if i < len(opening) {
+			c = &opening[i]
+		} else {
+			c = &since[i-len(opening)]
+		}
+		if streamFrames[j].Time.Before(c.Time) {
+			out[i+j] = streamFrames[j]
 			j++
 		} else {
-			out = append(out, *c)
+			out[i+j] = *c
 			i++
 		}
 	}
-	for ; i < nc; i++ {
-		out = append(out, *conn(i))
+	if i < len(opening) {
+		i += copy(out[i+j:], opening[i:])
 	}
-	out = append(out, streamFrames[j:]...)
+	if i < nc {
+		i += copy(out[i+j:], since[i-len(opening):])
+	}
+	copy(out[i+j:], streamFrames[j:])
 	for k := 1; k < len(out); k++ {
 		if out[k].Time.Before(out[k-1].Time) {
 			slices.SortStableFunc(out, func(a, b session.Frame) int { return a.Time.Compare(b.Time) })
@@ -416,15 +439,16 @@ func mergeFrames(opening, since, streamFrames []session.Frame) []session.Frame {
 // frames of the same time), but not before fs[floor]. Each direction is parsed in order,
 // but one direction may be parsed after the other got ahead, so f usually goes last or a
 // few places before.
-func appendByTime(fs []session.Frame, f session.Frame, floor int) []session.Frame {
+// *f is copied, not kept.
+func appendByTime(fs []session.Frame, f *session.Frame, floor int) []session.Frame {
 	i := len(fs)
 	for i > floor && fs[i-1].Time.After(f.Time) {
 		i--
 	}
-	fs = append(fs, f)
+	fs = append(fs, *f)
 	if i < len(fs)-1 {
 		copy(fs[i+1:], fs[i:len(fs)-1])
-		fs[i] = f
+		fs[i] = *f
 	}
 	return fs
 }
@@ -654,6 +678,7 @@ type tapDir struct {
 	promised   uint32 // PUSH_PROMISE's promised stream
 	fields     []session.HeaderField
 	fieldBytes int
+	out        []delivery // what the parse completed, delivered when it ends
 }
 
 // flagTapShortened marks, in the tap's copy, a DATA frame whose payload was left out; its
@@ -844,6 +869,7 @@ func (d *tapDir) parse() {
 	d.mu.Unlock()
 
 	err := d.parseFrames(b, marks)
+	defer d.deliverOut()
 
 	d.mu.Lock()
 	if err != nil {
@@ -857,6 +883,25 @@ func (d *tapDir) parse() {
 		r := d.t.rec
 		r.e.cfg.Logf("frame capture stopped on %s connection %d (%s): %v", r.leg, r.connID, d.dir, err)
 	}
+}
+
+// queue keeps a delivery for the end of the parse; d.parseMu is held.
+func (d *tapDir) queue(dl delivery) {
+	if len(dl.frames) > 0 {
+		d.out = append(d.out, dl)
+	}
+}
+
+// deliverOut hands what the parse completed to the sink, in the order it was completed;
+// d.parseMu is held (so a direction's deliveries keep their order). Delivering here,
+// not where each stream ends, keeps the sink off the parser's deepest stack.
+func (d *tapDir) deliverOut() {
+	r := d.t.rec
+	for i := range d.out {
+		r.deliver(d.out[i])
+	}
+	clear(d.out)
+	d.out = d.out[:0]
 }
 
 // parseFrames records the frames in b (whole frames only); marks date its bytes.
@@ -994,8 +1039,8 @@ func (d *tapDir) blockDone(at time.Time) error {
 	d.inHdr = false
 	err := d.hdec.Close()
 	fh := d.blk
-	sf := session.Frame{Dir: d.dir, Time: at, Stream: uint64(fh.StreamID), Type: fh.Type.String(),
-		Flags: h2Flags(fh.Type, fh.Flags), Length: int(fh.Length)}
+	var sf session.Frame
+	d.frameHead(&sf, fh, at)
 	if len(d.fields) > 0 {
 		sf.Headers = slices.Clone(d.fields)
 	}
@@ -1007,7 +1052,7 @@ func (d *tapDir) blockDone(at time.Time) error {
 	rec := d.t.rec
 	if fh.Type == http2.FramePushPromise {
 		sf.Detail = "promised_stream=" + strconv.FormatUint(uint64(d.promised), 10)
-		rec.add(sf, false, reqKey{}, false)
+		d.queue(rec.put(&sf, false, reqKey{}, false))
 		return nil
 	}
 	// The request head: inbound on the client leg, outbound on the upstream leg.
@@ -1029,23 +1074,43 @@ func (d *tapDir) blockDone(at time.Time) error {
 			key = requestKey(method, path)
 		}
 	}
-	rec.add(sf, false, key, fh.Flags.Has(http2.FlagHeadersEndStream))
+	d.queue(rec.put(&sf, false, key, fh.Flags.Has(http2.FlagHeadersEndStream)))
 	return nil
 }
 
 func (d *tapDir) record(f http2.Frame, at time.Time) {
 	fh := f.Header()
-	sf := session.Frame{Dir: d.dir, Time: at, Stream: uint64(fh.StreamID), Type: fh.Type.String(),
-		Flags: h2Flags(fh.Type, fh.Flags), Length: int(fh.Length)}
+	var sf session.Frame
+	d.frameHead(&sf, fh, at)
 	end := false
-	switch f := f.(type) {
-	case *http2.DataFrame:
-		end = f.StreamEnded()
+	if df, ok := f.(*http2.DataFrame); ok {
+		end = df.StreamEnded()
 		if fh.Flags.Has(flagTapShortened) {
-			if b := f.Data(); len(b) == 3 {
+			if b := df.Data(); len(b) == 3 {
 				sf.Length = int(b[0])<<16 | int(b[1])<<8 | int(b[2])
 			}
 		}
+	} else {
+		sf.Detail = h2Detail(f)
+	}
+	rec := d.t.rec
+	if fh.StreamID == 0 {
+		d.queue(rec.put(&sf, true, reqKey{}, false))
+		return
+	}
+	d.queue(rec.put(&sf, false, reqKey{}, end))
+	if _, ok := f.(*http2.RSTStreamFrame); ok {
+		d.queue(rec.endStream(uint64(fh.StreamID), d.dir, true))
+	}
+}
+
+// h2Detail decodes the payload of a control frame for Frame.Detail ("" for other
+// frames). Kept out of record so that record's stack frame, on the parser's path,
+// stays small.
+//
+//go:noinline
+func h2Detail(f http2.Frame) string {
+	switch f := f.(type) {
 	case *http2.SettingsFrame:
 		var b strings.Builder
 		_ = f.ForeachSetting(func(s http2.Setting) error {
@@ -1055,31 +1120,33 @@ func (d *tapDir) record(f http2.Frame, at time.Time) {
 			fmt.Fprintf(&b, "%s=%d", strings.TrimPrefix(s.ID.String(), "SETTINGS_"), s.Val)
 			return nil
 		})
-		sf.Detail = b.String()
+		return b.String()
 	case *http2.WindowUpdateFrame:
 		var b [32]byte // one allocation (the string) instead of two
-		sf.Detail = string(strconv.AppendUint(append(b[:0], "increment="...), uint64(f.Increment), 10))
+		return string(strconv.AppendUint(append(b[:0], "increment="...), uint64(f.Increment), 10))
 	case *http2.RSTStreamFrame:
-		sf.Detail = "code=" + f.ErrCode.String()
+		return "code=" + f.ErrCode.String()
 	case *http2.GoAwayFrame:
-		sf.Detail = fmt.Sprintf("last_stream=%d code=%s", f.LastStreamID, f.ErrCode)
+		d := fmt.Sprintf("last_stream=%d code=%s", f.LastStreamID, f.ErrCode)
 		if dd := f.DebugData(); len(dd) > 0 {
-			sf.Detail += fmt.Sprintf(" debug=%q", dd)
+			d += fmt.Sprintf(" debug=%q", dd)
 		}
+		return d
 	case *http2.PingFrame:
-		sf.Detail = "data=" + hex.EncodeToString(f.Data[:])
+		return "data=" + hex.EncodeToString(f.Data[:])
 	case *http2.PriorityFrame:
-		sf.Detail = fmt.Sprintf("depends_on=%d weight=%d exclusive=%t", f.StreamDep, int(f.Weight)+1, f.Exclusive)
+		return fmt.Sprintf("depends_on=%d weight=%d exclusive=%t", f.StreamDep, int(f.Weight)+1, f.Exclusive)
 	}
-	rec := d.t.rec
-	if fh.StreamID == 0 {
-		rec.add(sf, true, reqKey{}, false)
-		return
-	}
-	rec.add(sf, false, reqKey{}, end)
-	if _, ok := f.(*http2.RSTStreamFrame); ok {
-		rec.endStream(uint64(fh.StreamID), d.dir, true)
-	}
+	return ""
+}
+
+// frameHead fills in what every recorded frame has from its header. A function of its
+// own so that its callers' stack frames hold a single session.Frame.
+//
+//go:noinline
+func (d *tapDir) frameHead(sf *session.Frame, fh http2.FrameHeader, at time.Time) {
+	sf.Dir, sf.Time, sf.Stream, sf.Length = d.dir, at, uint64(fh.StreamID), int(fh.Length)
+	sf.Type, sf.Flags = fh.Type.String(), h2Flags(fh.Type, fh.Flags)
 }
 
 // h2FlagNames caches h2FlagString for the frame types x/net knows (0..9), so recording

@@ -339,7 +339,7 @@ func TestAppendByTimeKeepsOrder(t *testing.T) {
 	for i := range 500 {
 		// Mostly in order, sometimes a few steps back, with ties.
 		at := t0.Add(time.Duration(i/2-rng.IntN(4)) * time.Millisecond)
-		fs = appendByTime(fs, session.Frame{Time: at, Length: i}, 0)
+		fs = appendByTime(fs, &session.Frame{Time: at, Length: i}, 0)
 	}
 	for i := 1; i < len(fs); i++ {
 		a, b := fs[i-1], fs[i]

@@ -72,7 +72,23 @@ func setStream(b []byte, id uint32) { binary.BigEndian.PutUint32(b[5:9], id) }
 // completed, and the response written through it, and the next exchange starts once
 // the sink has its frames (as a client waits for the response); the sink only counts.
 // cpu-µs/op is the process's CPU per exchange, background work included.
-func BenchmarkFrameTapClientLeg(b *testing.B) {
+func BenchmarkFrameTapClientLeg(b *testing.B) { benchTapClientLeg(b, false) }
+
+// BenchmarkFrameTapClientLegFreshGoroutines is BenchmarkFrameTapClientLeg with the
+// goroutines x/net/http2's server uses: the session completes on a goroutine of its own
+// (the handler's) and each write runs on a new goroutine (as writeFrameAsync does), so
+// a parse that runs in a write starts on a small stack and pays for growing it.
+func BenchmarkFrameTapClientLegFreshGoroutines(b *testing.B) { benchTapClientLeg(b, true) }
+
+func benchTapClientLeg(b *testing.B, fresh bool) {
+	run := func(f func()) {
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			f()
+		}()
+		<-done
+	}
 	var delivered atomic.Int64
 	signal := make(chan struct{}, 1)
 	e := &Engine{cfg: Config{Logf: b.Logf, FrameSink: func(_ session.ID, fs []session.Frame) {
@@ -115,10 +131,17 @@ func BenchmarkFrameTapClientLeg(b *testing.B) {
 		conn.next = req
 		_, _ = tap.Read(buf)
 		sid := session.ID(i + 1)
-		tap.rec.link(sid, "GET", "/x")
-		_, _ = tap.Write(head)
-		tap.rec.sessionDone(sid)
-		_, _ = tap.Write(body)
+		if fresh {
+			run(func() { tap.rec.link(sid, "GET", "/x") })
+			run(func() { _, _ = tap.Write(head) })
+			run(func() { tap.rec.sessionDone(sid) })
+			run(func() { _, _ = tap.Write(body) })
+		} else {
+			tap.rec.link(sid, "GET", "/x")
+			_, _ = tap.Write(head)
+			tap.rec.sessionDone(sid)
+			_, _ = tap.Write(body)
+		}
 		// Every session gets its 3 frames and at least 4 opening ones.
 		for delivered.Load() < int64(7*(i+1)) {
 			select {
