@@ -678,7 +678,8 @@ type tapDir struct {
 	promised   uint32 // PUSH_PROMISE's promised stream
 	fields     []session.HeaderField
 	fieldBytes int
-	out        []delivery // what the parse completed, delivered when it ends
+	slab       []session.HeaderField // room for the next header blocks' fields (keepFields)
+	out        []delivery            // what the parse completed, delivered when it ends
 }
 
 // flagTapShortened marks, in the tap's copy, a DATA frame whose payload was left out; its
@@ -1034,6 +1035,27 @@ func (d *tapDir) emitField(hf hpack.HeaderField) {
 	}
 }
 
+// headerSlab is how many header fields keepFields allocates at a time.
+const headerSlab = 64
+
+// keepFields returns a copy of fs for a recorded frame. Small blocks share one array
+// (d.slab) with the next blocks of the direction, so a block costs no allocation of its
+// own; each copy is capped at its length, so appending to it never reaches another
+// block's fields. The array lives as long as any frame using it (frames are delivered
+// within the session's lifetime and then belong to the sink). d.parseMu is held.
+func (d *tapDir) keepFields(fs []session.HeaderField) []session.HeaderField {
+	n := len(fs)
+	if n > headerSlab/4 {
+		return slices.Clone(fs)
+	}
+	if cap(d.slab)-len(d.slab) < n {
+		d.slab = make([]session.HeaderField, 0, headerSlab)
+	}
+	i := len(d.slab)
+	d.slab = append(d.slab, fs...)
+	return d.slab[i:len(d.slab):len(d.slab)]
+}
+
 // blockDone records the header block that just ended.
 func (d *tapDir) blockDone(at time.Time) error {
 	d.inHdr = false
@@ -1042,7 +1064,7 @@ func (d *tapDir) blockDone(at time.Time) error {
 	var sf session.Frame
 	d.frameHead(&sf, fh, at)
 	if len(d.fields) > 0 {
-		sf.Headers = slices.Clone(d.fields)
+		sf.Headers = d.keepFields(d.fields)
 	}
 	clear(d.fields) // let the strings go
 	d.fields, d.fieldBytes = d.fields[:0], 0

@@ -542,3 +542,51 @@ func TestFrameRecOpeningFrames(t *testing.T) {
 		t.Fatalf("%d frames held after every stream was delivered", r.held)
 	}
 }
+
+// Header fields of small blocks share an array; a frame's fields stay its own: appending
+// to them or changing them leaves the other blocks' fields alone, and large blocks get
+// an array of their own.
+func TestKeepFieldsShareWithoutOverlap(t *testing.T) {
+	d := &tapDir{}
+	field := func(i int) session.HeaderField {
+		return session.HeaderField{Name: fmt.Sprint("n", i), Value: fmt.Sprint("v", i)}
+	}
+	var blocks [][]session.HeaderField
+	for b := range 40 { // more than one slab
+		fs := make([]session.HeaderField, 1+b%5)
+		for i := range fs {
+			fs[i] = field(100*b + i)
+		}
+		blocks = append(blocks, d.keepFields(fs))
+		clear(fs) // the caller reuses its buffer
+	}
+	for b, got := range blocks {
+		if len(got) != 1+b%5 || cap(got) != len(got) {
+			t.Fatalf("block %d: len %d cap %d", b, len(got), cap(got))
+		}
+		_ = append(got, field(-1)) // must not reach the next block
+		got[0].Value = "changed"   // in place: this block only
+	}
+	for b, got := range blocks {
+		for i, f := range got {
+			want := field(100*b + i)
+			if i == 0 {
+				want.Value = "changed"
+			}
+			if f != want {
+				t.Fatalf("block %d field %d = %+v, want %+v", b, i, f, want)
+			}
+		}
+	}
+	big := make([]session.HeaderField, headerSlab)
+	for i := range big {
+		big[i] = field(i)
+	}
+	kept := d.keepFields(big)
+	if len(kept) != headerSlab || &kept[0] == &big[0] || kept[headerSlab-1] != field(headerSlab-1) {
+		t.Fatalf("large block not copied whole: len %d", len(kept))
+	}
+	if len(d.slab) > headerSlab {
+		t.Fatalf("slab grew to %d fields", len(d.slab))
+	}
+}
