@@ -46,12 +46,22 @@ import (
 // on the connection; both sides queue in order, so requests on one connection pair up in
 // arrival order. A session gets its stream's frames plus the connection-level frames of
 // the connection's opening (connOpening; copied into a stream's slice when the stream
-// begins, so most deliveries need no merge) and of its stream's lifetime. When a linked
-// stream ends (HTTP/2: END_STREAM both ways or a reset; HTTP/3: its session completed) or
-// the connection closes, its frames, with the connection-level frames seen so far, go to
-// FrameSink in one slice that the sink owns from then on; frames seen later go on their
-// own. The newest maxRetired delivered streams are kept for such late frames; later
-// frames of older ones are let go.
+// begins, so most deliveries need no merge; otherwise they are merged into the stream's
+// own array, which has room for them) and of its stream's lifetime. When a linked stream
+// ends (HTTP/2: END_STREAM both ways or a reset; HTTP/3: its session completed) or the
+// connection closes, its frames, with the connection-level frames seen so far, go to
+// FrameSink in one slice that the sink owns from then on, array and spare capacity
+// included (the recorder keeps no reference to it); frames seen later go on their own.
+// An HTTP/2 parse hands the streams it completed to the sink when it ends, in order. The
+// newest maxRetired delivered streams are kept for such late frames; later frames of
+// older ones are let go.
+//
+// Cost per exchange (the lazy parse runs on the proxy's request goroutines, often on a
+// fresh goroutine of x/net's): one slice per stream (an upstream one with room for the
+// client leg's frames, see streamCap), header fields from a shared array (keepFields),
+// the stream records of retired streams reused, linked streams found by session id, and
+// the parser's stack frames kept small so that a parse grows a fresh goroutine's stack
+// less.
 //
 // Bounds: a connection holds at most maxHeldFrames frames not yet delivered; more are
 // dropped and counted (Stats.FramesDropped). A tap direction holding one unfinished frame
@@ -171,7 +181,7 @@ func (r *frameRec) put(f *session.Frame, connLevel bool, key reqKey, end bool) d
 		st = r.newStream(f.Stream)
 		// One array for what is usually delivered: the opening frames and a few of the
 		// stream's own (take merges connection frames into its room).
-		st.frames = make([]session.Frame, 0, connOpening+streamRoom)
+		st.frames = make([]session.Frame, 0, r.streamCap())
 		if len(r.conn) >= connOpening {
 			// Every session gets the opening frames: copy them in now, in the slice
 			// that will be delivered, rather than merging them in at delivery.
@@ -304,6 +314,18 @@ func (r *frameRec) newStream(id uint64) *streamFrames {
 // a stream's slice has room for beyond connOpening before it grows: a small exchange
 // (HEADERS each way and a DATA) and the connection frames of its lifetime fit.
 const streamRoom = 4
+
+// streamCap is the capacity a new stream's slice gets. An upstream stream's is doubled:
+// its session's frames usually reach the sink first (the client leg's stream ends when
+// the proxy has written the response's end, after the upstream's ended), and the sink
+// can then append the client leg's frames in place (store.PutFrames does), instead of
+// allocating an array for both and copying.
+func (r *frameRec) streamCap() int {
+	if r.leg == legUpstream {
+		return 2 * (connOpening + streamRoom)
+	}
+	return connOpening + streamRoom
+}
 
 // take removes a linked stream's frames for delivery; r.mu is held. The delivered slice
 // is no longer referenced by r.
