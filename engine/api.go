@@ -95,8 +95,11 @@ type Config struct {
 	// FrameSink, when set, turns on HTTP/2 and HTTP/3 frame capture: it receives the frames
 	// of a session's stream (with its connection's connection-level frames) once the
 	// stream ended or its connection closed, once per leg, so a session usually gets two
-	// calls. It runs on capture goroutines, never in the request path, and must not block
-	// (queue and return). The slice is the sink's to keep.
+	// calls. HTTP/2 frames are parsed lazily, so the sink runs on whichever goroutine
+	// parsed them: a request handler completing its session, a connection's read or write
+	// (x/net's goroutines), or the one closing it. It must not block (queue and return).
+	// The slice, spare capacity included, is the sink's to keep: the engine keeps no
+	// reference to it.
 	FrameSink func(id session.ID, frames []session.Frame)
 
 	// Logf receives diagnostics; nil discards them.
@@ -172,6 +175,7 @@ type Stats struct {
 	Connections   int64  // open client connections
 	DroppedEvents uint64 // events dropped across all slow subscribers
 	// FramesDropped counts HTTP/2 and HTTP/3 frames not recorded because a connection hit
-	// its frame cap or its capture fell behind (see FrameSink).
+	// its frame cap or a frame or header block exceeded the capture's bounds (see
+	// FrameSink).
 	FramesDropped uint64
 }
