@@ -32,6 +32,9 @@ type exchange struct {
 	ws      *wsTap
 	tr      traceState
 	failed  bool // the error handler ran
+	// done is the request context's Done channel: closed when the client went away (or
+	// the engine closed) while the exchange ran.
+	done <-chan struct{}
 }
 
 type exchangeKey struct{}
@@ -199,6 +202,7 @@ func (e *Engine) serveExchange(w http.ResponseWriter, r *http.Request) {
 		},
 	}
 	x.s = s
+	x.done = r.Context().Done()
 	if info.frames != nil {
 		info.frames.link(s.ID, r.Method, requestPath(r))
 	}
@@ -399,12 +403,27 @@ func (x *exchange) complete(aborted bool) {
 	if aborted && s.Error == nil {
 		x.fail(session.PhaseBody, session.SideClient, "the client went away before the response was complete")
 	}
+	if s.Error == nil && x.ws == nil && x.clientGone() { // a WebSocket ends when either side leaves
+		// The origin's response can race the cancellation (net/http's transport uses a
+		// response that arrives while it closes the connection); the client got nothing.
+		x.fail(session.PhaseBody, session.SideClient, "the client went away before the response was delivered")
+	}
 	s.Timings.ResponseDone = now
 	if x.e.cfg.FrameSink != nil {
 		x.info.frames.sessionDone(s.ID)
 		x.e.upstreamRec(s.Upstream.ConnID).sessionDone(s.ID)
 	}
 	x.e.publish(Event{Kind: EventComplete, Summary: s.Summarize(), Session: s})
+}
+
+// clientGone reports whether the request's context ended before the exchange did.
+func (x *exchange) clientGone() bool {
+	select {
+	case <-x.done:
+		return true
+	default:
+		return false
+	}
 }
 
 // errorHandler is the reverse proxy's: the round trip failed before a response head.

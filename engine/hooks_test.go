@@ -99,7 +99,44 @@ func TestClientGoingAwayCancelsUpstream(t *testing.T) {
 		<-cancelled // the origin saw its request cancelled: the proxy did not keep it going
 		s := p.Next(t)
 		if s.Error == nil || s.Error.Side != session.SideClient {
-			t.Errorf("session error %+v, want client side", s.Error)
+			t.Errorf("%s: session error %+v, want client side (status %d)", kind, s.Error, s.Status())
+		}
+	}
+}
+
+// TestResponseAfterTheClientLeft: a response that is ready only after the client went
+// away (here a hook's answer; in the wild, an origin's response racing the cancellation)
+// reaches nobody, and the session says so instead of looking delivered.
+func TestResponseAfterTheClientLeft(t *testing.T) {
+	et.RequireNoLeaks(t)
+	o := et.StartOrigin(t, et.OriginH2TLS, nil)
+	p := et.StartProxy(t, nil, o)
+	waiting := make(chan struct{}, 1)
+	p.AddRequestHook(engine.RequestHookFunc(func(ctx context.Context, f *engine.Flow) error {
+		waiting <- struct{}{}
+		<-ctx.Done()
+		f.Response = &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: io.NopCloser(strings.NewReader("late"))}
+		return nil
+	}))
+	for _, kind := range []string{et.ClientH1, et.ClientH2} {
+		ctx, cancel := context.WithCancel(context.Background())
+		req, _ := http.NewRequestWithContext(ctx, "GET", o.URL+"/late", nil)
+		errc := make(chan error, 1)
+		go func() {
+			resp, err := p.Client(t, kind).Do(req)
+			if err == nil {
+				resp.Body.Close()
+			}
+			errc <- err
+		}()
+		<-waiting
+		cancel()
+		if err := <-errc; err == nil {
+			t.Fatalf("%s: the cancelled request succeeded", kind)
+		}
+		s := p.Next(t)
+		if s.Error == nil || s.Error.Side != session.SideClient || !strings.Contains(s.Error.Message, "went away") {
+			t.Errorf("%s: session error %+v, want the client side", kind, s.Error)
 		}
 	}
 }
