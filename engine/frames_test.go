@@ -254,10 +254,9 @@ func TestH2FramesCaptureToggle(t *testing.T) {
 	if s3.Request.URL != o.URL+"/bytes?n=3" {
 		t.Fatalf("session after capture is back on: %s", s3.Request.URL)
 	}
-	if s3.Upstream.ConnID == s1.Upstream.ConnID || s3.Upstream.ConnID == 0 {
-		t.Errorf("upstream connection %d reused after it saw capture off (first was %d)", s3.Upstream.ConnID, s1.Upstream.ConnID)
-	}
-	// The new upstream connection records; the client connection stays a pass-through.
+	// The upstream leg records again: the connection that saw capture off was retired (or,
+	// when request 2 happened to get a connection of its own, the first one is reused and
+	// never stopped recording). The client connection stays a pass-through.
 	fs3 := log.waitFor(t, s3.ID, func(fs []session.Frame) bool {
 		return header(fs, "upstream", "in", ":status") == "200" && has(fs, "upstream", "out", "SETTINGS")
 	})
