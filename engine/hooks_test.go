@@ -72,6 +72,25 @@ func TestHooksModifyAndAnswer(t *testing.T) {
 	}
 }
 
+// cancelMidRequest sends GET url through p with a client of kind, cancels it once started
+// fires, and returns the client's error.
+func cancelMidRequest(t *testing.T, p *et.Proxy, kind, url string, started <-chan struct{}) error {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", url, nil)
+	errc := make(chan error, 1)
+	go func() {
+		resp, err := p.Client(t, kind).Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		errc <- err
+	}()
+	<-started
+	cancel()
+	return <-errc
+}
+
 func TestClientGoingAwayCancelsUpstream(t *testing.T) {
 	et.RequireNoLeaks(t)
 	reached := make(chan struct{}, 1)
@@ -83,19 +102,7 @@ func TestClientGoingAwayCancelsUpstream(t *testing.T) {
 	}))
 	p := et.StartProxy(t, nil, o)
 	for _, kind := range []string{et.ClientH1, et.ClientH2} {
-		ctx, cancel := context.WithCancel(context.Background())
-		req, _ := http.NewRequestWithContext(ctx, "GET", o.URL+"/slow", nil)
-		errc := make(chan error, 1)
-		go func() {
-			resp, err := p.Client(t, kind).Do(req)
-			if err == nil {
-				resp.Body.Close()
-			}
-			errc <- err
-		}()
-		<-reached
-		cancel()
-		<-errc
+		cancelMidRequest(t, p, kind, o.URL+"/slow", reached)
 		<-cancelled // the origin saw its request cancelled: the proxy did not keep it going
 		s := p.Next(t)
 		if s.Error == nil || s.Error.Side != session.SideClient {
@@ -119,19 +126,7 @@ func TestResponseAfterTheClientLeft(t *testing.T) {
 		return nil
 	}))
 	for _, kind := range []string{et.ClientH1, et.ClientH2} {
-		ctx, cancel := context.WithCancel(context.Background())
-		req, _ := http.NewRequestWithContext(ctx, "GET", o.URL+"/late", nil)
-		errc := make(chan error, 1)
-		go func() {
-			resp, err := p.Client(t, kind).Do(req)
-			if err == nil {
-				resp.Body.Close()
-			}
-			errc <- err
-		}()
-		<-waiting
-		cancel()
-		if err := <-errc; err == nil {
+		if err := cancelMidRequest(t, p, kind, o.URL+"/late", waiting); err == nil {
 			t.Fatalf("%s: the cancelled request succeeded", kind)
 		}
 		s := p.Next(t)
