@@ -53,18 +53,7 @@ func writeAPIError(w http.ResponseWriter, status int, msg string) {
 }
 
 func runFrames(args []string) error {
-	fs := newFlagSet("frames")
-	dataDir := dataDirFlag(fs)
-	asJSON := fs.Bool("json", false, "one JSON object per frame")
-	id, err := parseSessionArg(fs, args)
-	if err != nil {
-		return err
-	}
-	dir, err := dataDir()
-	if err != nil {
-		return err
-	}
-	src, err := openSource(dir)
+	id, src, asJSON, err := openSessionCommand("frames", "one JSON object per frame", args)
 	if err != nil {
 		return err
 	}
@@ -85,7 +74,7 @@ func runFrames(args []string) error {
 	if err != nil {
 		return err
 	}
-	if *asJSON {
+	if asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetEscapeHTML(false)
 		for _, f := range frames {

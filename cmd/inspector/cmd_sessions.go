@@ -228,19 +228,28 @@ func formatSessionLine(s session.Summary) string {
 	return b.String()
 }
 
-func runShow(args []string) error {
-	fs := newFlagSet("show")
+// openSessionCommand parses the arguments of a command about one session (NAME [flags]
+// ID, with --json described by jsonUsage) and opens where its data is: the store, or the
+// running instance's control API. The caller closes src.
+func openSessionCommand(name, jsonUsage string, args []string) (id session.ID, src *source, asJSON bool, err error) {
+	fs := newFlagSet(name)
 	dataDir := dataDirFlag(fs)
-	asJSON := fs.Bool("json", false, "the session as JSON")
-	id, err := parseSessionArg(fs, args)
-	if err != nil {
-		return err
+	j := fs.Bool("json", false, jsonUsage)
+	if id, err = parseSessionArg(fs, args); err != nil {
+		return 0, nil, false, err
 	}
 	dir, err := dataDir()
 	if err != nil {
-		return err
+		return 0, nil, false, err
 	}
-	src, err := openSource(dir)
+	if src, err = openSource(dir); err != nil {
+		return 0, nil, false, err
+	}
+	return id, src, *j, nil
+}
+
+func runShow(args []string) error {
+	id, src, asJSON, err := openSessionCommand("show", "the session as JSON", args)
 	if err != nil {
 		return err
 	}
@@ -257,7 +266,7 @@ func runShow(args []string) error {
 	if err != nil {
 		return err
 	}
-	if *asJSON {
+	if asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetEscapeHTML(false)
 		return enc.Encode(ss)
