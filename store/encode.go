@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"time"
-	"unsafe"
 
 	"inspector/engine/session"
 )
@@ -67,61 +66,12 @@ func encodeSummary(dst []byte, sum *session.Summary, stored int64) []byte {
 	return dst
 }
 
-// summaryReader decodes a record. With alias set, strings point into the record itself
-// (no copy): such a Summary is valid only while the record's memory is (inside the
-// bbolt transaction) and must not be retained.
-type summaryReader struct {
-	b     []byte
-	err   bool
-	alias bool
-}
-
-func (r *summaryReader) uvarint() uint64 {
-	v, n := binary.Uvarint(r.b)
-	if n <= 0 {
-		r.err = true
-		r.b = nil
-		return 0
-	}
-	r.b = r.b[n:]
-	return v
-}
-
-func (r *summaryReader) varint() int64 {
-	v, n := binary.Varint(r.b)
-	if n <= 0 {
-		r.err = true
-		r.b = nil
-		return 0
-	}
-	r.b = r.b[n:]
-	return v
-}
-
-func (r *summaryReader) str() string {
-	n := r.uvarint()
-	if n > uint64(len(r.b)) {
-		r.err = true
-		r.b = nil
-		return ""
-	}
-	p := r.b[:n]
-	r.b = r.b[n:]
-	if n == 0 {
-		return ""
-	}
-	if r.alias {
-		return unsafe.String(&p[0], len(p))
-	}
-	return string(p)
-}
-
 // decodeSummary decodes the record v of id into sum and returns the stored size.
 func decodeSummary(id session.ID, v []byte, sum *session.Summary, alias bool) (int64, error) {
 	if len(v) == 0 || v[0] != summaryFormat {
 		return 0, fmt.Errorf("session %d: %w", id, errBadRecord)
 	}
-	r := summaryReader{b: v[1:], alias: alias}
+	r := recReader{b: v[1:], alias: alias} // alias: strings point into v (see recReader)
 	stored := int64(r.uvarint())
 	*sum = session.Summary{ID: id}
 	if ns := r.varint(); ns != 0 {

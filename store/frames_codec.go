@@ -72,51 +72,6 @@ func appendFrames(b []byte, frames []session.Frame) []byte {
 	return b
 }
 
-type frameDecoder struct {
-	b   []byte
-	err error
-}
-
-func (d *frameDecoder) uvarint() uint64 {
-	if d.err != nil {
-		return 0
-	}
-	v, n := binary.Uvarint(d.b)
-	if n <= 0 {
-		d.err = errFrameCodec
-		return 0
-	}
-	d.b = d.b[n:]
-	return v
-}
-
-func (d *frameDecoder) varint() int64 {
-	if d.err != nil {
-		return 0
-	}
-	v, n := binary.Varint(d.b)
-	if n <= 0 {
-		d.err = errFrameCodec
-		return 0
-	}
-	d.b = d.b[n:]
-	return v
-}
-
-func (d *frameDecoder) str() string {
-	n := d.uvarint()
-	if d.err != nil {
-		return ""
-	}
-	if n > uint64(len(d.b)) {
-		d.err = errFrameCodec
-		return ""
-	}
-	s := string(d.b[:n])
-	d.b = d.b[n:]
-	return s
-}
-
 // decodeFrames decodes one stored batch, binary or JSON.
 func decodeFrames(v []byte) ([]session.Frame, error) {
 	if len(v) == 0 {
@@ -132,10 +87,10 @@ func decodeFrames(v []byte) ([]session.Frame, error) {
 	if v[0] != frameCodecV1 {
 		return nil, fmt.Errorf("%w: unknown encoding 0x%02x", errFrameCodec, v[0])
 	}
-	d := &frameDecoder{b: v[1:]}
+	d := &recReader{b: v[1:]}
 	n := d.uvarint()
 	// Every frame takes at least 9 bytes.
-	if d.err != nil || n > maxFramesPerValue || n > uint64(len(d.b))/9 {
+	if d.err || n > maxFramesPerValue || n > uint64(len(d.b))/9 {
 		return nil, errFrameCodec
 	}
 	out := make([]session.Frame, n)
@@ -166,14 +121,14 @@ func decodeFrames(v []byte) ([]session.Frame, error) {
 		f.Stream = d.uvarint()
 		l := d.uvarint()
 		if l > 1<<40 {
-			d.err = errFrameCodec
+			d.fail()
 		}
 		f.Length = int(l)
 		f.Type = d.str()
 		f.Flags = d.str()
 		f.Detail = d.str()
 		h := d.uvarint()
-		if d.err != nil || h > uint64(len(d.b))/2 {
+		if d.err || h > uint64(len(d.b))/2 {
 			return nil, errFrameCodec
 		}
 		if h > 0 {
@@ -182,8 +137,8 @@ func decodeFrames(v []byte) ([]session.Frame, error) {
 				f.Headers[j] = session.HeaderField{Name: d.str(), Value: d.str()}
 			}
 		}
-		if d.err != nil {
-			return nil, d.err
+		if d.err {
+			return nil, errFrameCodec
 		}
 	}
 	if len(d.b) != 0 {

@@ -282,84 +282,9 @@ func appendBodyMeta(dst []byte, b *session.Body) []byte {
 	return appendStr(dst, spilled)
 }
 
-// metaReader decodes a binary record; any malformation sets err and yields zero values.
-type metaReader struct {
-	b   []byte
-	err bool
-}
-
-func (r *metaReader) fail() { r.err, r.b = true, nil }
-
-func (r *metaReader) uvarint() uint64 {
-	v, n := binary.Uvarint(r.b)
-	if n <= 0 {
-		r.fail()
-		return 0
-	}
-	r.b = r.b[n:]
-	return v
-}
-
-func (r *metaReader) varint() int64 {
-	v, n := binary.Varint(r.b)
-	if n <= 0 {
-		r.fail()
-		return 0
-	}
-	r.b = r.b[n:]
-	return v
-}
-
-func (r *metaReader) byte1() byte {
-	if len(r.b) == 0 {
-		r.fail()
-		return 0
-	}
-	c := r.b[0]
-	r.b = r.b[1:]
-	return c
-}
-
-func (r *metaReader) bool() bool { return r.byte1() == 1 }
-
-func (r *metaReader) bytes() []byte {
-	n := r.uvarint()
-	if n > uint64(len(r.b)) {
-		r.fail()
-		return nil
-	}
-	p := r.b[:n]
-	r.b = r.b[n:]
-	return p
-}
-
-// dataCopy reads a byte slice and returns a copy (nil when empty).
-func (r *metaReader) dataCopy() []byte {
-	p := r.bytes()
-	if len(p) == 0 {
-		return nil
-	}
-	return append([]byte(nil), p...)
-}
-
-func (r *metaReader) str() string {
-	p := r.bytes()
-	if len(p) == 0 {
-		return ""
-	}
-	return string(p)
-}
-
-// count reads a length that must fit in what is left (each element takes ≥ 1 byte), so a
-// damaged record cannot make the decoder allocate much.
-func (r *metaReader) count() int {
-	n := r.uvarint()
-	if n > uint64(len(r.b)) {
-		r.fail()
-		return 0
-	}
-	return int(n)
-}
+// metaReader decodes a binary session record (recReader plus the record's compound
+// fields).
+type metaReader struct{ recReader }
 
 func (r *metaReader) time() time.Time {
 	ns := r.uvarint()
@@ -455,7 +380,7 @@ func recordCertRefs(v []byte, fn func(ref []byte)) bool {
 	if recordPlace(v)&placeCertRefs == 0 {
 		return true
 	}
-	r := &metaReader{b: v[2:]}
+	r := &metaReader{recReader{b: v[2:]}}
 	n := r.count()
 	for range n {
 		if len(r.b) < certRefLen {
@@ -488,7 +413,7 @@ func decodeSessionRecord(v []byte, cert func(ref []byte) []byte) (*session.Sessi
 	default:
 		return nil, 0, errBadMeta
 	}
-	r := &metaReader{b: v}
+	r := &metaReader{recReader{b: v}}
 	var certs [][]byte
 	if place&placeCertRefs != 0 {
 		n := r.count()
