@@ -17,10 +17,7 @@ func runCAExport(args []string) error {
 	dataDir := dataDirFlag(fs)
 	der := fs.Bool("der", false, "write DER instead of PEM")
 	out := fs.String("o", "", "output file (default stdout)")
-	if err := parseNoArgs(fs, args); err != nil {
-		return err
-	}
-	dir, err := dataDir()
+	dir, err := parseNoArgsDir(fs, args, dataDir)
 	if err != nil {
 		return err
 	}

@@ -79,10 +79,7 @@ func runProxyOn(args []string) error {
 	fs := newFlagSet("proxy on")
 	dataDir := dataDirFlag(fs)
 	listen := fs.String("listen", "", "proxy address to use when no instance is running (host:port)")
-	if err := parseNoArgs(fs, args); err != nil {
-		return err
-	}
-	dir, err := dataDir()
+	dir, err := parseNoArgsDir(fs, args, dataDir)
 	if err != nil {
 		return err
 	}
@@ -137,10 +134,7 @@ func runProxyOn(args []string) error {
 func runProxyOff(args []string) error {
 	fs := newFlagSet("proxy off")
 	dataDir := dataDirFlag(fs)
-	if err := parseNoArgs(fs, args); err != nil {
-		return err
-	}
-	dir, err := dataDir()
+	dir, err := parseNoArgsDir(fs, args, dataDir)
 	if err != nil {
 		return err
 	}
@@ -164,10 +158,7 @@ func runProxyStatus(args []string) error {
 	fs := newFlagSet("proxy status")
 	dataDir := dataDirFlag(fs)
 	asJSON := fs.Bool("json", false, "print the status as JSON")
-	if err := parseNoArgs(fs, args); err != nil {
-		return err
-	}
-	dir, err := dataDir()
+	dir, err := parseNoArgsDir(fs, args, dataDir)
 	if err != nil {
 		return err
 	}

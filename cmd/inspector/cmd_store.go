@@ -19,10 +19,7 @@ func init() {
 func runStoreCompact(args []string) error {
 	fs := newFlagSet("store compact")
 	dataDir := dataDirFlag(fs)
-	if err := parseNoArgs(fs, args); err != nil {
-		return err
-	}
-	dir, err := dataDir()
+	dir, err := parseNoArgsDir(fs, args, dataDir)
 	if err != nil {
 		return err
 	}

@@ -151,6 +151,14 @@ func parseNoArgs(fs *flag.FlagSet, args []string) error {
 	return nil
 }
 
+// parseNoArgsDir is parseNoArgs followed by resolving the --data-dir flag's directory.
+func parseNoArgsDir(fs *flag.FlagSet, args []string, dataDir func() (string, error)) (string, error) {
+	if err := parseNoArgs(fs, args); err != nil {
+		return "", err
+	}
+	return dataDir()
+}
+
 // parseSessionArg is parseFlags for commands that take exactly one session id ("42" or
 // "#42").
 func parseSessionArg(fs *flag.FlagSet, args []string) (session.ID, error) {
