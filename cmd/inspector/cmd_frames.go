@@ -24,32 +24,24 @@ const framesPattern = "GET /api/v1/sessions/{id}/frames"
 // framesHandler serves a session's frames as a JSON array.
 func framesHandler(st *store.Store) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		n, err := strconv.ParseUint(r.PathValue("id"), 10, 64)
-		if err != nil || n == 0 {
-			writeAPIError(w, http.StatusBadRequest, "bad session id "+strconv.Quote(r.PathValue("id")))
+		n, ok := pathID(w, r)
+		if !ok {
 			return
 		}
 		fs, err := st.Frames(session.ID(n))
 		if errors.Is(err, store.ErrNotFound) {
-			writeAPIError(w, http.StatusNotFound, err.Error())
+			writeJSONError(w, http.StatusNotFound, err.Error())
 			return
 		}
 		if err != nil {
-			writeAPIError(w, http.StatusInternalServerError, err.Error())
+			writeJSONError(w, http.StatusInternalServerError, err.Error())
 			return
 		}
 		if fs == nil {
 			fs = []session.Frame{}
 		}
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(fs)
+		writeJSON(w, fs)
 	})
-}
-
-func writeAPIError(w http.ResponseWriter, status int, msg string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(map[string]string{"error": msg})
 }
 
 func runFrames(args []string) error {
