@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -243,22 +242,6 @@ func (v *debugViews) replaySelected() {
 	dlg.Show()
 }
 
-// formatHeaders writes headers one "Name: value" per line, names sorted.
-func formatHeaders(h http.Header) string {
-	keys := make([]string, 0, len(h))
-	for k := range h {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	var sb strings.Builder
-	for _, k := range keys {
-		for _, v := range h[k] {
-			sb.WriteString(k + ": " + v + "\n")
-		}
-	}
-	return sb.String()
-}
-
 // parseHeaders reads "Name: value" lines; blank lines are skipped, anything else is an
 // error naming the line.
 func parseHeaders(s string) (http.Header, error) {
@@ -314,7 +297,7 @@ func NewPausedEditor(dbg Debugger, p breakpoint.Paused) *PausedEditor {
 		e.Status.SetPlaceHolder("status for Respond")
 	}
 	e.Headers = widget.NewMultiLineEntry()
-	e.Headers.SetText(formatHeaders(p.Header))
+	e.Headers.SetText(render.Headers(p.Header))
 	e.Headers.TextStyle.Monospace = true
 	e.Body = widget.NewMultiLineEntry()
 	e.Body.SetText(string(p.Body))
@@ -373,7 +356,7 @@ func (e *PausedEditor) Edits() (*breakpoint.Edits, error) {
 	if err != nil {
 		return nil, err
 	}
-	if formatHeaders(h) != formatHeaders(e.p.Header) {
+	if render.Headers(h) != render.Headers(e.p.Header) {
 		ed.Header = h
 	}
 	if e.Body.Text != string(e.p.Body) {
@@ -540,7 +523,7 @@ func NewComposer(dbg Debugger, s *session.Session) *Composer {
 		c.URL.SetText(s.Request.URL)
 		h := s.Request.Header.Clone()
 		h.Del("Content-Length")
-		c.Headers.SetText(formatHeaders(h))
+		c.Headers.SetText(render.Headers(h))
 		c.Body.SetText(string(s.Request.Body.Data))
 		c.Result.SetText(fmt.Sprintf("Editing a copy of #%d; the result is a new session linked to it.", s.ID))
 	}
