@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/widget"
 
 	"inspector/engine"
@@ -156,5 +158,43 @@ func BenchmarkApplyBatch(b *testing.B) {
 			next++
 		}
 		u.ApplyBatch(batch)
+	}
+}
+
+// TestRowUpdatedWhileTheNextBegins: a session completing in the same batch as the next
+// one begins (follow newest on, the list still fitting the window, so nothing scrolls)
+// shows its final status, not its in-flight cells.
+func TestRowUpdatedWhileTheNextBegins(t *testing.T) {
+	u, w := newTestUI(t, Deps{})
+	w.Canvas().Refresh(w.Content())
+	begin := session.Summary{ID: 1, Method: "GET", Host: "a.example", Path: "/x", InFlight: true}
+	u.ApplyBatch(viewmodel.Batch{Rows: []session.Summary{begin}})
+	w.Canvas().Refresh(w.Content()) // the in-flight row is drawn
+	done := begin
+	done.InFlight, done.Status = false, 502
+	u.ApplyBatch(viewmodel.Batch{Rows: []session.Summary{done, {ID: 2, Method: "GET", Host: "a.example", Path: "/y", InFlight: true}}})
+	// The texts of the cells the table has drawn, found through the widget renderers.
+	shown := map[string]bool{}
+	var walk func(o fyne.CanvasObject)
+	walk = func(o fyne.CanvasObject) {
+		if !o.Visible() {
+			return
+		}
+		switch o := o.(type) {
+		case *widget.Label:
+			shown[o.Text] = true
+		case *fyne.Container:
+			for _, c := range o.Objects {
+				walk(c)
+			}
+		case fyne.Widget:
+			for _, c := range test.WidgetRenderer(o).Objects() {
+				walk(c)
+			}
+		}
+	}
+	walk(u.list.table)
+	if !shown["502"] {
+		t.Fatalf("row 1's status is not shown after it completed; cells show %v", shown)
 	}
 }

@@ -379,10 +379,12 @@ func (u *UI) changed(ch viewmodel.Change) {
 		return
 	}
 	if u.follow.Checked && ch.Added > 0 && u.model.Len() > 0 {
-		u.scrollToNewest() // refreshes the visible cells too
-	} else {
-		u.list.refresh()
+		u.scrollToNewest()
 	}
+	// Always refresh: scrolling redraws only when the table actually moves, so a row
+	// updated in a batch that also adds rows (a session completing while the next begins)
+	// would keep its old cells while the list still fits the window.
+	u.list.refresh()
 	if ch.Reset || ch.Added > 0 {
 		u.hosts.refresh()
 	}
