@@ -42,7 +42,7 @@ const maxImportBytes = 1 << 30
 // startControl starts the control API of a running instance on 127.0.0.1:0 with a fresh
 // random bearer token, and writes DATA_DIR/control.json (0600) describing it. It serves
 //
-//	GET  /api/v1/sessions?filter=EXPR&after=ID&limit=N   JSON array of summaries, oldest first
+//	GET  /api/v1/sessions?filter=EXPR&after=ID&limit=N[&newest=1]   JSON array of summaries, oldest (or newest) first
 //	GET  /api/v1/sessions/{id}                           one session.Session in full
 //	GET  /api/v1/stats                                   store.Stats
 //	POST /api/v1/har                                     HAR import (body: the HAR file); {"ids": […]}
@@ -224,6 +224,13 @@ func listQuery(v url.Values) (store.Query, error) {
 		}
 		q.Limit = n
 	}
+	switch v.Get("newest") {
+	case "", "0", "false":
+	case "1", "true":
+		q.Newest = true
+	default:
+		return q, fmt.Errorf("newest: %q is not 1 or 0", v.Get("newest"))
+	}
 	return q, nil
 }
 
@@ -268,7 +275,11 @@ func (c *controlServer) listSessions(w http.ResponseWriter, r *http.Request) {
 		if len(sums) < pq.Limit || pq.Limit == 0 {
 			break
 		}
-		q.After = sums[len(sums)-1].ID
+		if q.Newest {
+			q.Before = sums[len(sums)-1].ID
+		} else {
+			q.After = sums[len(sums)-1].ID
+		}
 	}
 	io.WriteString(w, "]\n")
 }
@@ -374,18 +385,7 @@ func (e *controlError) Error() string {
 }
 
 func (c *controlClient) sessions(filterExpr string, after session.ID, limit int) ([]session.Summary, error) {
-	v := url.Values{}
-	if filterExpr != "" {
-		v.Set("filter", filterExpr)
-	}
-	if after != 0 {
-		v.Set("after", strconv.FormatUint(uint64(after), 10))
-	}
-	if limit > 0 {
-		v.Set("limit", strconv.Itoa(limit))
-	}
-	var out []session.Summary
-	return out, c.do("GET", "/api/v1/sessions?"+v.Encode(), nil, &out)
+	return c.sessionsQuery(filterExpr, after, limit, false)
 }
 
 func (c *controlClient) session(id session.ID) (*session.Session, error) {
@@ -410,4 +410,36 @@ func (c *controlClient) importHAR(r io.Reader) ([]session.ID, error) {
 		IDs []session.ID `json:"ids"`
 	}
 	return out.IDs, c.do("POST", "/api/v1/har", r, &out)
+}
+
+// call is do with a JSON request body (in may be nil).
+func (c *controlClient) call(method, path string, in, out any) error {
+	var body io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return err
+		}
+		body = strings.NewReader(string(b))
+	}
+	return c.do(method, path, body, out)
+}
+
+// sessionsQuery is sessions with the order chosen: newest first when newest.
+func (c *controlClient) sessionsQuery(filterExpr string, after session.ID, limit int, newest bool) ([]session.Summary, error) {
+	v := url.Values{}
+	if filterExpr != "" {
+		v.Set("filter", filterExpr)
+	}
+	if after != 0 {
+		v.Set("after", strconv.FormatUint(uint64(after), 10))
+	}
+	if limit > 0 {
+		v.Set("limit", strconv.Itoa(limit))
+	}
+	if newest {
+		v.Set("newest", "1")
+	}
+	var out []session.Summary
+	return out, c.do("GET", "/api/v1/sessions?"+v.Encode(), nil, &out)
 }

@@ -66,6 +66,7 @@ const maxAPIBody = 64 << 20
 //	POST   /api/v1/rules                    one rule → {"id"}
 //	DELETE /api/v1/rules/{id}
 //	POST   /api/v1/replay                   {"ids", "edits"?, "count"?, "parallel"?} → {"ids", "results"}
+//	POST   /api/v1/send                     {"method"?, "url", "header"?, "body"?} → the new session's summary
 //
 // Errors are {"error": "..."} with 400 (bad input), 404 (unknown id) or 409 (not paused).
 func (d *debugAPI) handlers() map[string]http.Handler {
@@ -84,6 +85,7 @@ func (d *debugAPI) handlers() map[string]http.Handler {
 		"POST /api/v1/rules":                 http.HandlerFunc(d.addRule),
 		"DELETE /api/v1/rules/{id}":          http.HandlerFunc(d.removeRule),
 		"POST /api/v1/replay":                http.HandlerFunc(d.replay),
+		"POST /api/v1/send":                  http.HandlerFunc(d.send),
 	}
 }
 

@@ -31,6 +31,8 @@ type instance struct {
 	controlAddr string
 	// debug holds breakpoints, rules and replay (control API write side, UI).
 	debug *debugAPI
+	// mcp logs what MCP clients did (/api/v1/mcp on the control API, `inspector mcp`).
+	mcp *mcpActivity
 
 	stops []func() error // run in reverse order by shutdown
 }
@@ -43,6 +45,7 @@ type instanceFlags struct {
 	noCapture                                       bool
 	h3Refuse                                        string
 	h3Passthrough                                   string
+	mcpWrites                                       bool
 }
 
 // runInstance runs the proxy with a window, or headless.
@@ -51,6 +54,7 @@ func runInstance(args []string) error {
 	var f instanceFlags
 	dataDir := dataDirFlag(fs)
 	fs.BoolVar(&f.headless, "headless", false, "run without a window")
+	fs.BoolVar(&f.mcpWrites, "mcp-writes", false, "let MCP clients of /api/v1/mcp use the tools that change anything (breakpoints, resume, replay, send, rules)")
 	fs.StringVar(&f.listen, "listen", "127.0.0.1:8080", "proxy listener address (port 0 picks a free port)")
 	fs.BoolVar(&f.allowRemote, "allow-remote", false, "allow a non-loopback --listen address")
 	fs.StringVar(&f.proxyAuth, "proxy-auth", "", "USER:PASSWORD proxy clients must send, or none (default: on with --allow-remote, generated in DATA-DIR/proxy-auth)")
@@ -199,7 +203,12 @@ func startInstance(dir string, f instanceFlags) (_ *instance, err error) {
 		return nil, err
 	}
 	inst.stops = append(inst.stops, func() error { inst.debug.bp.Close(); return nil })
-	addr, stop, err := startControl(dir, eng.Addr(), st, inst.debug.handlers())
+	routes := inst.debug.handlers()
+	inst.mcp = &mcpActivity{}
+	for p, h := range mcpHandlers(dir, f.mcpWrites, inst.mcp) {
+		routes[p] = h
+	}
+	addr, stop, err := startControl(dir, eng.Addr(), st, routes)
 	if err != nil {
 		return nil, fmt.Errorf("control API: %w", err)
 	}
