@@ -46,6 +46,7 @@ type instanceFlags struct {
 	h3Refuse                                        string
 	h3Passthrough                                   string
 	mcpWrites                                       bool
+	scripts                                         []string
 }
 
 // runInstance runs the proxy with a window, or headless.
@@ -54,6 +55,10 @@ func runInstance(args []string) error {
 	var f instanceFlags
 	dataDir := dataDirFlag(fs)
 	fs.BoolVar(&f.headless, "headless", false, "run without a window")
+	fs.Func("script", "load a JavaScript addon `FILE` (repeatable; DATA-DIR/scripts/*.js load too)", func(v string) error {
+		f.scripts = append(f.scripts, v)
+		return nil
+	})
 	fs.BoolVar(&f.mcpWrites, "mcp-writes", false, "let MCP clients of /api/v1/mcp use the tools that change anything (breakpoints, resume, replay, send, rules)")
 	fs.StringVar(&f.listen, "listen", "127.0.0.1:8080", "proxy listener address (port 0 picks a free port)")
 	fs.BoolVar(&f.allowRemote, "allow-remote", false, "allow a non-loopback --listen address")
@@ -204,6 +209,14 @@ func startInstance(dir string, f instanceFlags) (_ *instance, err error) {
 	}
 	inst.stops = append(inst.stops, func() error { inst.debug.bp.Close(); return nil })
 	routes := inst.debug.handlers()
+	scripts, err := startScripts(dir, f.scripts, eng)
+	if err != nil {
+		return nil, err
+	}
+	inst.stops = append(inst.stops, func() error { scripts.Close(); return nil })
+	for p, h := range scriptHandlers(scripts) {
+		routes[p] = h
+	}
 	inst.mcp = &mcpActivity{}
 	for p, h := range mcpHandlers(dir, f.mcpWrites, inst.mcp) {
 		routes[p] = h

@@ -1,0 +1,529 @@
+package script
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/dop251/goja"
+
+	"inspector/engine"
+	"inspector/engine/session"
+)
+
+// script is one loaded file with its own runtime.
+type script struct {
+	file     string
+	mtime    time.Time
+	size     int64
+	loaded   time.Time
+	err      string
+	handlers map[string]goja.Callable
+
+	mu    sync.Mutex // guards the fields below: a goja runtime is not safe for concurrent use
+	rt    *goja.Runtime
+	cur   session.ID
+	flow  *goja.Object // built on first call, bound to d, st and stage
+	d     *draft
+	st    *flowState
+	stage string
+}
+
+// loadBudget bounds the top-level run of a file.
+const loadBudget = time.Second
+
+func (m *Manager) load(file string, fi os.FileInfo) *script {
+	s := &script{file: file, mtime: fi.ModTime(), size: fi.Size(), loaded: time.Now(), handlers: map[string]goja.Callable{}}
+	src, err := os.ReadFile(file)
+	if err != nil {
+		s.err = err.Error()
+		return s
+	}
+	prog, err := goja.Compile(filepath.Base(file), string(src), false)
+	if err != nil {
+		s.err = err.Error() // CompilerSyntaxError: "name: Line 3:7 Unexpected token …"
+		return s
+	}
+	rt := goja.New()
+	s.rt = rt
+	module := rt.NewObject()
+	exports := rt.NewObject()
+	module.Set("exports", exports)
+	rt.Set("module", module)
+	rt.Set("exports", exports)
+	logFn := func(call goja.FunctionCall) goja.Value {
+		parts := make([]string, len(call.Arguments))
+		for i, a := range call.Arguments {
+			parts[i] = jsString(rt, a)
+		}
+		m.addLog(LogEntry{Time: time.Now(), File: filepath.Base(file), Session: s.cur, Text: strings.Join(parts, " ")})
+		return goja.Undefined()
+	}
+	console := rt.NewObject()
+	for _, n := range []string{"log", "info", "warn", "error", "debug"} {
+		console.Set(n, logFn)
+	}
+	rt.Set("console", console)
+	rt.Set("log", logFn)
+	rt.Set("store", m.storeObject(rt))
+	if _, err := s.run(loadBudget, func() (goja.Value, error) { return rt.RunProgram(prog) }); err != nil {
+		s.err = scriptErrorText(err)
+		return s
+	}
+	exp := module.Get("exports")
+	for _, name := range stages {
+		var v goja.Value
+		if o, ok := exp.(*goja.Object); ok {
+			v = o.Get(name)
+		}
+		if v == nil || goja.IsUndefined(v) || goja.IsNull(v) {
+			v = rt.GlobalObject().Get(name)
+		}
+		if fn, ok := goja.AssertFunction(v); ok {
+			s.handlers[name] = fn
+		}
+	}
+	return s
+}
+
+func (s *script) handlerNames() []string {
+	var out []string
+	for _, n := range stages {
+		if s.handlers[n] != nil {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// run calls f with the runtime interrupted after budget. The caller holds s.mu (or is
+// loading s, which no one else sees yet).
+func (s *script) run(budget time.Duration, f func() (goja.Value, error)) (v goja.Value, err error) {
+	t := time.AfterFunc(budget, func() { s.rt.Interrupt(fmt.Sprintf("time budget of %v exceeded", budget)) })
+	defer func() {
+		t.Stop()
+		s.rt.ClearInterrupt()
+		if p := recover(); p != nil { // a Go panic inside an API function
+			err = fmt.Errorf("internal error: %v", p)
+		}
+	}()
+	return f()
+}
+
+// call runs one stage handler on a draft of the flow and applies the draft only when the
+// handler returned normally.
+func (s *script) call(m *Manager, stage string, fn goja.Callable, st *flowState) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if st.f.Session != nil {
+		s.cur = st.f.Session.ID
+	}
+	defer func() { s.cur, s.d, s.st = 0, nil, nil }()
+	d := st.draft()
+	obj := s.flowObject(d, st, stage)
+	if _, err := s.run(m.opts.Budget, func() (goja.Value, error) { return fn(goja.Undefined(), obj) }); err != nil {
+		return err
+	}
+	return st.apply(d)
+}
+
+func (s *script) callSummary(m *Manager, stage string, fn goja.Callable, sum session.Summary) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cur = sum.ID
+	defer func() { s.cur = 0 }()
+	var v map[string]any
+	b, _ := json.Marshal(sum)
+	json.Unmarshal(b, &v)
+	_, err := s.run(m.opts.Budget, func() (goja.Value, error) { return fn(goja.Undefined(), s.rt.ToValue(v)) })
+	return err
+}
+
+// flowState is what persists across the handlers of one hook call: the flow and the
+// bodies read so far.
+type flowState struct {
+	f           *engine.Flow
+	maxBody     int64
+	bodyAllowed bool
+	dropped     bool
+	req, resp   *bodyState
+}
+
+type bodyState struct {
+	data []byte
+	read bool
+}
+
+func newFlowState(f *engine.Flow, maxBody int64) *flowState {
+	return &flowState{f: f, maxBody: maxBody, req: &bodyState{}, resp: &bodyState{}}
+}
+
+// draft is one handler's view: edits land here and reach the flow only on success.
+type draft struct {
+	method, url string
+	reqHeader   http.Header
+	reqBody     []byte // nil: unchanged
+	status      int
+	respHeader  http.Header
+	respBody    []byte
+	respond     *http.Response
+	drop        bool
+	mark        *string
+	tags        []string
+}
+
+func (st *flowState) draft() *draft {
+	d := &draft{method: st.f.Request.Method, url: st.f.Request.URL.String(), reqHeader: st.f.Request.Header.Clone()}
+	if st.f.Response != nil {
+		d.status = st.f.Response.StatusCode
+		d.respHeader = st.f.Response.Header.Clone()
+	}
+	return d
+}
+
+func (st *flowState) apply(d *draft) error {
+	r := st.f.Request
+	if d.url != r.URL.String() {
+		u, err := url.Parse(d.url)
+		if err != nil || !u.IsAbs() {
+			return fmt.Errorf("url %q is not an absolute URL", d.url)
+		}
+		r.URL, r.Host = u, u.Host
+	}
+	r.Method = d.method
+	r.Header = d.reqHeader
+	if d.reqBody != nil {
+		setBody(&r.Body, &r.ContentLength, r.Header, d.reqBody)
+		st.req.data, st.req.read = d.reqBody, true
+	}
+	if resp := st.f.Response; resp != nil && d.respond == nil {
+		if d.status != resp.StatusCode {
+			resp.StatusCode = d.status
+			resp.Status = fmt.Sprintf("%d %s", d.status, http.StatusText(d.status))
+		}
+		resp.Header = d.respHeader
+		if d.respBody != nil {
+			setBody(&resp.Body, &resp.ContentLength, resp.Header, d.respBody)
+			st.resp.data, st.resp.read = d.respBody, true
+		}
+	}
+	if d.respond != nil {
+		d.respond.Request = r
+		st.f.Response = d.respond
+	}
+	if s := st.f.Session; s != nil {
+		if d.mark != nil {
+			s.Mark = *d.mark
+		}
+		for _, t := range d.tags {
+			if s.Comment != "" {
+				s.Comment += "\n"
+			}
+			s.Comment += t
+		}
+	}
+	st.dropped = st.dropped || d.drop
+	return nil
+}
+
+func setBody(body *io.ReadCloser, n *int64, h http.Header, data []byte) {
+	*body = io.NopCloser(bytes.NewReader(data))
+	*n = int64(len(data))
+	h.Set("Content-Length", strconv.Itoa(len(data)))
+	h.Del("Transfer-Encoding")
+}
+
+var errBodyTooLarge = errors.New("body too large to buffer for a script")
+
+// readBody buffers a body on first use, up to maxBody, putting the bytes back in front of
+// the stream so what goes on is unchanged.
+func (st *flowState) readBody(bs *bodyState, body *io.ReadCloser) ([]byte, error) {
+	if bs.read {
+		return bs.data, nil
+	}
+	if *body == nil || *body == http.NoBody {
+		bs.read = true
+		return nil, nil
+	}
+	orig := *body
+	data, err := io.ReadAll(io.LimitReader(orig, st.maxBody+1))
+	if err != nil {
+		*body = readCloser{io.MultiReader(bytes.NewReader(data), orig), orig}
+		return nil, fmt.Errorf("reading the body: %w", err)
+	}
+	if int64(len(data)) > st.maxBody {
+		*body = readCloser{io.MultiReader(bytes.NewReader(data), orig), orig}
+		return nil, fmt.Errorf("%w (more than %d bytes)", errBodyTooLarge, st.maxBody)
+	}
+	orig.Close()
+	*body = io.NopCloser(bytes.NewReader(data))
+	bs.data, bs.read = data, true
+	return data, nil
+}
+
+type readCloser struct {
+	io.Reader
+	io.Closer
+}
+
+// flowObject returns the script's flow object, bound to this call's draft. It is built once
+// per runtime: calls into a script are serialized and scripts have no timers, so one object
+// whose methods read the current call's state serves every call (building ~30 functions per
+// call cost more than the handlers themselves).
+func (s *script) flowObject(d *draft, st *flowState, stage string) *goja.Object {
+	s.d, s.st, s.stage = d, st, stage
+	if s.flow == nil {
+		s.flow = s.buildFlow()
+	}
+	return s.flow
+}
+
+func (s *script) buildFlow() *goja.Object {
+	rt := s.rt
+	throw := func(format string, a ...any) { panic(rt.NewTypeError(fmt.Sprintf(format, a...))) }
+	flow := rt.NewObject()
+	accessor(rt, flow, "id", func() any {
+		if s.st.f.Session != nil {
+			return uint64(s.st.f.Session.ID)
+		}
+		return 0
+	}, nil)
+	accessor(rt, flow, "stage", func() any { return s.stage }, nil)
+
+	reqBody := func() []byte {
+		if s.d.reqBody != nil {
+			return s.d.reqBody
+		}
+		if !s.st.bodyAllowed {
+			throw("the body is not available at %s; use the request or response stage", s.stage)
+		}
+		b, err := s.st.readBody(s.st.req, &s.st.f.Request.Body)
+		if err != nil {
+			throw("%v", err)
+		}
+		return b
+	}
+	req := s.messageObject(func() *http.Header { return &s.d.reqHeader }, reqBody, func(b []byte) { s.d.reqBody = b })
+	accessor(rt, req, "method", func() any { return s.d.method }, func(v goja.Value) { s.d.method = strings.ToUpper(v.String()) })
+	accessor(rt, req, "url", func() any { return s.d.url }, func(v goja.Value) { s.d.url = v.String() })
+	flow.Set("request", req)
+
+	respBody := func() []byte {
+		if s.d.respBody != nil {
+			return s.d.respBody
+		}
+		if !s.st.bodyAllowed {
+			throw("the body is not available at %s; use the response stage", s.stage)
+		}
+		b, err := s.st.readBody(s.st.resp, &s.st.f.Response.Body)
+		if err != nil {
+			throw("%v", err)
+		}
+		return b
+	}
+	resp := s.messageObject(func() *http.Header { return &s.d.respHeader }, respBody, func(b []byte) { s.d.respBody = b })
+	accessor(rt, resp, "status", func() any { return s.d.status }, func(v goja.Value) {
+		n := int(v.ToInteger())
+		if n < 100 || n > 999 {
+			throw("status %d is not a status code", n)
+		}
+		s.d.status = n
+	})
+	accessor(rt, flow, "response", func() any {
+		if s.st.f.Response == nil {
+			return goja.Null()
+		}
+		return resp
+	}, nil)
+	flow.Set("respond", func(call goja.FunctionCall) goja.Value {
+		if s.st.f.Response != nil {
+			throw("respond: the response stage already has a response; change flow.response instead")
+		}
+		status := int(call.Argument(0).ToInteger())
+		if status < 100 || status > 999 {
+			throw("respond: status %d is not a status code", status)
+		}
+		h := http.Header{}
+		if o, ok := call.Argument(1).(*goja.Object); ok {
+			for _, k := range o.Keys() {
+				v := o.Get(k).String()
+				checkHeader(rt, k, v)
+				h.Set(k, v)
+			}
+		}
+		var body []byte
+		if a := call.Argument(2); !goja.IsUndefined(a) && !goja.IsNull(a) {
+			body = s.toBytes(a)
+		}
+		h.Set("Content-Length", strconv.Itoa(len(body)))
+		s.d.respond = &http.Response{
+			StatusCode: status, Status: fmt.Sprintf("%d %s", status, http.StatusText(status)),
+			Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+			Header: h, Body: io.NopCloser(bytes.NewReader(body)), ContentLength: int64(len(body)),
+		}
+		return goja.Undefined()
+	})
+	flow.Set("drop", func() { s.d.drop = true })
+	flow.Set("mark", func(colour string) { s.d.mark = &colour })
+	flow.Set("tag", func(text string) { s.d.tags = append(s.d.tags, text) })
+	return flow
+}
+
+// messageObject is a request or response: headers and body methods over the current
+// call's draft (hp returns the header being edited).
+func (s *script) messageObject(hp func() *http.Header, body func() []byte, setBody func([]byte)) *goja.Object {
+	rt := s.rt
+	o := rt.NewObject()
+	o.Set("headers", s.headersObject(hp))
+	o.Set("text", func() string { return string(decoded(*hp(), body())) })
+	o.Set("json", func() goja.Value {
+		var v any
+		if err := json.Unmarshal(decoded(*hp(), body()), &v); err != nil {
+			panic(rt.NewTypeError("json(): " + err.Error()))
+		}
+		return rt.ToValue(v)
+	})
+	o.Set("bytes", func() goja.Value { return s.uint8Array(body()) })
+	setDecoded := func(b []byte) {
+		hp().Del("Content-Encoding") // a script's body is plain
+		setBody(b)
+	}
+	o.Set("setText", func(t string) { setDecoded([]byte(t)) })
+	o.Set("setJSON", func(v goja.Value) {
+		b, err := json.Marshal(v.Export())
+		if err != nil {
+			panic(rt.NewTypeError("setJSON(): " + err.Error()))
+		}
+		setDecoded(b)
+	})
+	o.Set("setBytes", func(v goja.Value) { setDecoded(s.toBytes(v)) })
+	return o
+}
+
+// decoded undoes gzip/deflate for text() and json().
+func decoded(h http.Header, b []byte) []byte {
+	if out, enc, err := session.DecodeBody(h, b, 64<<20); err == nil && enc != "" {
+		return out
+	}
+	return b
+}
+
+func (s *script) headersObject(hp func() *http.Header) *goja.Object {
+	rt := s.rt
+	o := rt.NewObject()
+	o.Set("get", func(name string) goja.Value {
+		if vs := hp().Values(name); len(vs) > 0 {
+			return rt.ToValue(vs[0])
+		}
+		return goja.Null()
+	})
+	o.Set("getAll", func(name string) []string { return append([]string{}, hp().Values(name)...) })
+	o.Set("has", func(name string) bool { return len(hp().Values(name)) > 0 })
+	o.Set("set", func(name, value string) { checkHeader(rt, name, value); hp().Set(name, value) })
+	o.Set("add", func(name, value string) { checkHeader(rt, name, value); hp().Add(name, value) })
+	o.Set("remove", func(name string) { hp().Del(name) })
+	o.Set("delete", func(name string) { hp().Del(name) })
+	o.Set("names", func() []string {
+		var out []string
+		for k := range *hp() {
+			out = append(out, k)
+		}
+		return out
+	})
+	o.Set("toObject", func() map[string]any {
+		out := map[string]any{}
+		for k, vs := range *hp() {
+			out[k] = strings.Join(vs, ", ")
+		}
+		return out
+	})
+	return o
+}
+
+// checkHeader refuses names and values that would forge header lines.
+func checkHeader(rt *goja.Runtime, name, value string) {
+	if name == "" || strings.ContainsAny(name, " \t\r\n:") || strings.ContainsAny(value, "\r\n\x00") {
+		panic(rt.NewTypeError(fmt.Sprintf("invalid header %q", name)))
+	}
+}
+
+func (s *script) uint8Array(b []byte) goja.Value {
+	ab := s.rt.NewArrayBuffer(append([]byte(nil), b...))
+	ctor := s.rt.Get("Uint8Array")
+	v, err := s.rt.New(ctor, s.rt.ToValue(ab))
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+// toBytes accepts a string (UTF-8), an ArrayBuffer, a typed array or an array of numbers.
+func (s *script) toBytes(v goja.Value) []byte {
+	switch x := v.Export().(type) {
+	case string:
+		return []byte(x)
+	case goja.ArrayBuffer:
+		return append([]byte(nil), x.Bytes()...)
+	case []byte:
+		return append([]byte(nil), x...)
+	}
+	var out []byte
+	if err := s.rt.ExportTo(v, &out); err != nil {
+		panic(s.rt.NewTypeError("expected a string, ArrayBuffer or Uint8Array: " + err.Error()))
+	}
+	return out
+}
+
+// accessor defines a property with a getter and, when set is not nil, a setter.
+func accessor(rt *goja.Runtime, o *goja.Object, name string, get func() any, set func(goja.Value)) {
+	var setter goja.Value
+	if set != nil {
+		setter = rt.ToValue(set)
+	}
+	o.DefineAccessorProperty(name, rt.ToValue(get), setter, goja.FLAG_FALSE, goja.FLAG_TRUE)
+}
+
+func jsString(rt *goja.Runtime, v goja.Value) string {
+	if o, ok := v.(*goja.Object); ok {
+		if _, isFn := goja.AssertFunction(o); !isFn {
+			if b, err := json.Marshal(o.Export()); err == nil {
+				return string(b)
+			}
+		}
+	}
+	return v.String()
+}
+
+// storeObject is the key/value store shared by all scripts (values as JSON-like data).
+func (m *Manager) storeObject(rt *goja.Runtime) *goja.Object {
+	o := rt.NewObject()
+	o.Set("get", func(key string) goja.Value {
+		b, ok := m.kv.get(key)
+		if !ok {
+			return goja.Undefined()
+		}
+		var v any
+		json.Unmarshal(b, &v) // a fresh copy per get: no script shares another's objects
+		return rt.ToValue(v)
+	})
+	o.Set("set", func(key string, v goja.Value) {
+		// Stored as JSON, so no runtime's objects leak into another.
+		b, err := json.Marshal(v.Export())
+		if err != nil {
+			panic(rt.NewTypeError("store.set: " + err.Error()))
+		}
+		m.kv.set(key, b)
+	})
+	o.Set("delete", func(key string) { m.kv.del(key) })
+	return o
+}

@@ -1,0 +1,359 @@
+package script
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"inspector/engine"
+	"inspector/engine/session"
+)
+
+// Options configure a Manager. Zero values take the defaults on each field.
+type Options struct {
+	Dir          string        // folder of *.js addons; "" for none
+	Files        []string      // more addon files
+	Budget       time.Duration // per handler call: 100 ms
+	MaxBody      int64         // bytes of a body a script may buffer: 8 MiB
+	PollInterval time.Duration // how often files are checked for changes: 1 s; negative: never
+	Logf         func(format string, args ...any)
+}
+
+// Status describes one loaded file.
+type Status struct {
+	File     string    `json:"file"`
+	Loaded   time.Time `json:"loaded"`
+	Handlers []string  `json:"handlers"`
+	Error    string    `json:"error,omitempty"` // compile or load error with file:line
+}
+
+// LogEntry is one console.log line or one script error.
+type LogEntry struct {
+	Time    time.Time  `json:"time"`
+	File    string     `json:"file"`
+	Session session.ID `json:"session,omitempty"`
+	Error   bool       `json:"error,omitempty"`
+	Text    string     `json:"text"`
+}
+
+// Manager loads addons and runs them as engine hooks.
+type Manager struct {
+	opts    Options
+	scripts atomic.Pointer[[]*script] // sorted by file name
+	kv      *kvStore
+
+	loadMu sync.Mutex // serializes reloads
+	logMu  sync.Mutex
+	log    []LogEntry
+
+	done     chan *session.Session // sessions for the error/done stages
+	stop     chan struct{}
+	stopOnce sync.Once
+	wg       sync.WaitGroup
+}
+
+const (
+	defaultBudget  = 100 * time.Millisecond
+	defaultMaxBody = 8 << 20
+	defaultPoll    = time.Second
+	logKeep        = 500
+	doneQueue      = 1024
+)
+
+// New loads the addons and starts watching them. Close stops it.
+func New(opts Options) (*Manager, error) {
+	if opts.Budget <= 0 {
+		opts.Budget = defaultBudget
+	}
+	if opts.MaxBody <= 0 {
+		opts.MaxBody = defaultMaxBody
+	}
+	if opts.PollInterval == 0 {
+		opts.PollInterval = defaultPoll
+	}
+	for _, f := range opts.Files {
+		if _, err := os.Stat(f); err != nil {
+			return nil, fmt.Errorf("script: %w", err)
+		}
+	}
+	m := &Manager{opts: opts, kv: &kvStore{m: map[string][]byte{}}, done: make(chan *session.Session, doneQueue), stop: make(chan struct{})}
+	empty := []*script{}
+	m.scripts.Store(&empty)
+	m.Reload()
+	m.wg.Add(1)
+	go m.runDone()
+	if opts.PollInterval > 0 {
+		m.wg.Add(1)
+		go m.watch()
+	}
+	return m, nil
+}
+
+// Close stops watching and the asynchronous stages.
+func (m *Manager) Close() {
+	m.stopOnce.Do(func() { close(m.stop) })
+	m.wg.Wait()
+}
+
+// Install adds the Manager's hooks and observer to eng.
+func (m *Manager) Install(eng *engine.Engine) {
+	eng.AddRequestHook(m)
+	eng.AddResponseHook(m)
+	eng.Observe(engine.ObserverFunc(func(ev engine.Event) {
+		if ev.Kind != engine.EventComplete || !m.wantsDone() {
+			return
+		}
+		select {
+		case m.done <- ev.Session:
+		default: // never block the engine; counted in the log
+			m.addLog(LogEntry{Time: time.Now(), Error: true, Session: ev.Session.ID, Text: "done/error handlers fell behind; a session was skipped"})
+		}
+	}))
+}
+
+func (m *Manager) files() []string {
+	seen := map[string]bool{}
+	var out []string
+	if m.opts.Dir != "" {
+		matches, _ := filepath.Glob(filepath.Join(m.opts.Dir, "*.js"))
+		for _, f := range matches {
+			if !seen[f] {
+				seen[f] = true
+				out = append(out, f)
+			}
+		}
+	}
+	for _, f := range m.opts.Files {
+		if abs, err := filepath.Abs(f); err == nil {
+			f = abs
+		}
+		if !seen[f] {
+			seen[f] = true
+			out = append(out, f)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Reload loads new and changed files and drops removed ones. It reports whether anything
+// changed.
+func (m *Manager) Reload() bool {
+	m.loadMu.Lock()
+	defer m.loadMu.Unlock()
+	old := map[string]*script{}
+	for _, s := range *m.scripts.Load() {
+		old[s.file] = s
+	}
+	var next []*script
+	changed := false
+	for _, f := range m.files() {
+		fi, err := os.Stat(f)
+		if err != nil {
+			continue
+		}
+		if s, ok := old[f]; ok && s.mtime.Equal(fi.ModTime()) && s.size == fi.Size() {
+			next = append(next, s)
+			delete(old, f)
+			continue
+		}
+		delete(old, f)
+		changed = true
+		s := m.load(f, fi)
+		if s.err != "" {
+			m.logf("script %s: %s", filepath.Base(f), s.err)
+			m.addLog(LogEntry{Time: time.Now(), File: filepath.Base(f), Error: true, Text: s.err})
+		}
+		next = append(next, s)
+	}
+	if len(old) > 0 {
+		changed = true
+	}
+	if changed {
+		m.scripts.Store(&next)
+	}
+	return changed
+}
+
+func (m *Manager) watch() {
+	defer m.wg.Done()
+	t := time.NewTicker(m.opts.PollInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-m.stop:
+			return
+		case <-t.C:
+			m.Reload()
+		}
+	}
+}
+
+// Status lists the loaded files.
+func (m *Manager) Status() []Status {
+	var out []Status
+	for _, s := range *m.scripts.Load() {
+		out = append(out, Status{File: s.file, Loaded: s.loaded, Handlers: s.handlerNames(), Error: s.err})
+	}
+	return out
+}
+
+// Log returns the newest log lines, oldest first.
+func (m *Manager) Log() []LogEntry {
+	m.logMu.Lock()
+	defer m.logMu.Unlock()
+	return append([]LogEntry(nil), m.log...)
+}
+
+func (m *Manager) addLog(e LogEntry) {
+	m.logMu.Lock()
+	defer m.logMu.Unlock()
+	m.log = append(m.log, e)
+	if len(m.log) > logKeep {
+		m.log = append(m.log[:0:0], m.log[len(m.log)-logKeep:]...)
+	}
+}
+
+func (m *Manager) logf(format string, args ...any) {
+	if m.opts.Logf != nil {
+		m.opts.Logf(format, args...)
+	}
+}
+
+// Stage names.
+const (
+	stageRequestHeaders  = "requestHeaders"
+	stageRequest         = "request"
+	stageResponseHeaders = "responseHeaders"
+	stageResponse        = "response"
+	stageError           = "error"
+	stageDone            = "done"
+)
+
+var stages = []string{stageRequestHeaders, stageRequest, stageResponseHeaders, stageResponse, stageError, stageDone}
+
+// OnRequest runs the requestHeaders and request handlers.
+func (m *Manager) OnRequest(ctx context.Context, f *engine.Flow) error {
+	return m.runStages(f, stageRequestHeaders, stageRequest)
+}
+
+// OnResponse runs the responseHeaders and response handlers.
+func (m *Manager) OnResponse(ctx context.Context, f *engine.Flow) error {
+	return m.runStages(f, stageResponseHeaders, stageResponse)
+}
+
+// ErrDropped is the hook error of a flow a script dropped.
+var ErrDropped = errors.New("dropped by a script")
+
+func (m *Manager) runStages(f *engine.Flow, names ...string) error {
+	scripts := *m.scripts.Load()
+	if len(scripts) == 0 {
+		return nil
+	}
+	st := newFlowState(f, m.opts.MaxBody)
+	for _, name := range names {
+		st.bodyAllowed = name == stageRequest || name == stageResponse
+		for _, s := range scripts {
+			fn := s.handlers[name]
+			if fn == nil {
+				continue
+			}
+			if err := s.call(m, name, fn, st); err != nil {
+				m.scriptError(s, f.Session, name, err)
+				continue
+			}
+			if st.dropped {
+				return ErrDropped
+			}
+			if f.Response != nil && (name == stageRequest || name == stageRequestHeaders) {
+				return nil // answered: later request handlers do not run
+			}
+		}
+	}
+	return nil
+}
+
+func (m *Manager) scriptError(s *script, sess *session.Session, stage string, err error) {
+	msg := fmt.Sprintf("%s (%s): %s", filepath.Base(s.file), stage, scriptErrorText(err))
+	m.logf("script error: %s", msg)
+	var id session.ID
+	if sess != nil {
+		id = sess.ID
+		if sess.Comment != "" {
+			sess.Comment += "\n"
+		}
+		sess.Comment += "script error: " + msg
+	}
+	m.addLog(LogEntry{Time: time.Now(), File: filepath.Base(s.file), Session: id, Error: true, Text: msg})
+}
+
+// scriptErrorText is goja's message with the script's file:line:col (exceptions and
+// interrupts carry their stack; Error gives its first frame).
+func scriptErrorText(err error) string {
+	return strings.TrimSpace(err.Error())
+}
+
+func (m *Manager) wantsDone() bool {
+	for _, s := range *m.scripts.Load() {
+		if s.handlers[stageDone] != nil || s.handlers[stageError] != nil {
+			return true
+		}
+	}
+	return false
+}
+
+func (m *Manager) runDone() {
+	defer m.wg.Done()
+	for {
+		select {
+		case <-m.stop:
+			return
+		case sess := <-m.done:
+			sum := sess.Summarize()
+			for _, s := range *m.scripts.Load() {
+				for _, name := range []string{stageError, stageDone} {
+					if name == stageError && sess.Error == nil {
+						continue
+					}
+					if fn := s.handlers[name]; fn != nil {
+						if err := s.callSummary(m, name, fn, sum); err != nil {
+							m.scriptError(s, nil, name, err)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// kvStore is the scripts' shared key/value store.
+type kvStore struct {
+	mu sync.Mutex
+	m  map[string][]byte // JSON values
+}
+
+func (k *kvStore) get(key string) ([]byte, bool) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	v, ok := k.m[key]
+	return v, ok
+}
+
+func (k *kvStore) set(key string, v []byte) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.m[key] = v
+}
+
+func (k *kvStore) del(key string) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	delete(k.m, key)
+}
