@@ -368,3 +368,21 @@ func BenchmarkKeepAliveHeaderRewrite(b *testing.B) {
 	benchScript(b, `exports.request = function (f) { f.request.headers.set("X-A", "1"); };
 exports.response = function (f) { f.response.headers.set("X-B", "2"); f.response.headers.remove("Date"); };`)
 }
+
+// The examples in docs/scripts load without errors and define handlers.
+func TestDocumentedExamplesLoad(t *testing.T) {
+	m, err := script.New(script.Options{Dir: filepath.Join("..", "..", "..", "docs", "scripts"), PollInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	st := m.Status()
+	if len(st) < 5 {
+		t.Fatalf("examples: %+v", st)
+	}
+	for _, s := range st {
+		if s.Error != "" || len(s.Handlers) == 0 {
+			t.Errorf("%s: error %q, handlers %v", s.File, s.Error, s.Handlers)
+		}
+	}
+}
