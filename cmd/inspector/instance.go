@@ -47,6 +47,7 @@ type instanceFlags struct {
 	h3Passthrough                                   string
 	mcpWrites                                       bool
 	scripts                                         []string
+	networkProfile                                  string
 }
 
 // runInstance runs the proxy with a window, or headless.
@@ -59,6 +60,7 @@ func runInstance(args []string) error {
 		f.scripts = append(f.scripts, v)
 		return nil
 	})
+	fs.StringVar(&f.networkProfile, "network-profile", "", "emulate network conditions: a preset (3G, Slow 3G, Slow 4G, 4G, Lossy Wi-Fi, Offline), bw:KBPS[,up:KBPS][,latency:MS][,hosts:GLOB|GLOB], or none")
 	fs.BoolVar(&f.mcpWrites, "mcp-writes", false, "let MCP clients of /api/v1/mcp use the tools that change anything (breakpoints, resume, replay, send, rules)")
 	fs.StringVar(&f.listen, "listen", "127.0.0.1:8080", "proxy listener address (port 0 picks a free port)")
 	fs.BoolVar(&f.allowRemote, "allow-remote", false, "allow a non-loopback --listen address")
@@ -215,6 +217,13 @@ func startInstance(dir string, f instanceFlags) (_ *instance, err error) {
 	}
 	inst.stops = append(inst.stops, func() error { scripts.Close(); return nil })
 	for p, h := range scriptHandlers(scripts) {
+		routes[p] = h
+	}
+	shaper, err := startNetProfile(f.networkProfile, eng)
+	if err != nil {
+		return nil, err
+	}
+	for p, h := range netProfileHandlers(shaper) {
 		routes[p] = h
 	}
 	inst.mcp = &mcpActivity{}

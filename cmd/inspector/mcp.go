@@ -347,6 +347,16 @@ func addReadTools(s *mcp.Server, b *mcpBackend) {
 			}
 			return out, nil
 		})
+	tool(s, b, "get_network_profile", "The network conditions the instance emulates (bandwidth, latency, offline, hosts) and the presets.",
+		func(ctx context.Context, in struct{}) (networkProfileBody, error) {
+			api, err := b.live()
+			if err != nil {
+				return networkProfileBody{}, err
+			}
+			var out networkProfileBody
+			err = api.do("GET", "/api/v1/network-profile", nil, &out)
+			return out, err
+		})
 	tool(s, b, "list_rules", "The rules (map remote, map local, auto-respond, header rewrite, throttle) of the running instance.",
 		func(ctx context.Context, in struct{}) (map[string]any, error) {
 			api, err := b.live()
@@ -509,6 +519,18 @@ func addWriteTools(s *mcp.Server, b *mcpBackend) {
 				return okOut{}, err
 			}
 			return okOut{OK: true, ID: out.ID}, nil
+		})
+	tool(s, b, "set_network_profile", "Emulate network conditions: a preset (3G, Slow 3G, Slow 4G, 4G, Lossy Wi-Fi, Offline), a spec 'bw:KBPS,latency:MS[,hosts:GLOB|GLOB]', or 'none'.",
+		func(ctx context.Context, in struct {
+			Spec string `json:"spec" jsonschema:"preset name, bw:KBPS,latency:MS, or none"`
+		}) (networkProfileBody, error) {
+			api, err := b.live()
+			if err != nil {
+				return networkProfileBody{}, err
+			}
+			var out networkProfileBody
+			err = api.call("PUT", "/api/v1/network-profile", networkProfileBody{Spec: in.Spec}, &out)
+			return out, err
 		})
 	tool(s, b, "remove_rule", "Remove a rule by id.",
 		func(ctx context.Context, in idIn) (okOut, error) {

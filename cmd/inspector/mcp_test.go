@@ -217,6 +217,20 @@ func TestMCPLiveLoop(t *testing.T) {
 		t.Fatalf("send: %+v", sent)
 	}
 
+	var np networkProfileBody
+	callTool(t, cs, "set_network_profile", map[string]any{"spec": "Slow 3G"}, &np)
+	if np.Profile == nil || np.Profile.Name != "Slow 3G" || np.Profile.LatencyMS != 400 {
+		t.Fatalf("set_network_profile: %+v", np.Profile)
+	}
+	callTool(t, cs, "set_network_profile", map[string]any{"spec": "none"}, &np)
+	callTool(t, cs, "get_network_profile", map[string]any{}, &np)
+	if np.Profile != nil || len(np.Presets) == 0 {
+		t.Fatalf("get_network_profile after none: %+v", np)
+	}
+	if msg := callTool(t, cs, "set_network_profile", map[string]any{"spec": "5G"}, nil); !strings.Contains(msg, "not one of") {
+		t.Fatalf("bad profile: %q", msg)
+	}
+
 	// Streamable HTTP on the control API, same token.
 	info := readControlInfo(t, data)
 	hc := &http.Client{Transport: bearer{info.Token, http.DefaultTransport}}

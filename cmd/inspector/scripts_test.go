@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -61,5 +62,27 @@ func TestScriptFlagAndFolder(t *testing.T) {
 	}
 	if !strings.Contains(h.errb.String(), "broken.js") {
 		t.Fatalf("stderr does not report the broken script: %s", h.errb)
+	}
+}
+
+func TestNetworkProfileFlag(t *testing.T) {
+	out, err := exec.Command(binary(t), "--headless", "--listen", "127.0.0.1:0", "--data-dir", t.TempDir(), "--network-profile", "5G").CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.Contains(string(out), "--network-profile") || !strings.Contains(string(out), "not one of") {
+		t.Fatalf("bad profile: %v\n%s", err, out)
+	}
+	data := t.TempDir()
+	startHeadless(t, data, "--network-profile", "bw:2000,latency:80")
+	info := readControlInfo(t, data)
+	req, _ := http.NewRequest("GET", info.URL+"/api/v1/network-profile", nil)
+	req.Header.Set("Authorization", "Bearer "+info.Token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var got networkProfileBody
+	json.NewDecoder(resp.Body).Decode(&got)
+	if got.Profile == nil || got.Profile.DownKbps != 2000 || got.Profile.LatencyMS != 80 {
+		t.Fatalf("profile %+v", got.Profile)
 	}
 }
