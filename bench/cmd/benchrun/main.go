@@ -49,7 +49,7 @@ func main() {
 	flag.DurationVar(&o.duration, "duration", 4*time.Second, "measured window per run (at most 10s)")
 	flag.IntVar(&o.conns, "conns", 8, "client connections for the keep-alive and tunnel shapes")
 	flag.Int64Var(&o.streamBytes, "stream-bytes", 1<<30, "bytes of the single streamed response")
-	flag.StringVar(&o.only, "proxies", "", "comma list of proxies to run (default all): inspector, inspector-nocapture, martian, goproxy, mitmdump, nginx")
+	flag.StringVar(&o.only, "proxies", "", "comma list of proxies to run (default all): inspector, inspector-nocapture, martian, martian-har, goproxy, mitmdump, nginx")
 	flag.StringVar(&o.shapes, "shapes", "", "comma list of shapes to run (default all)")
 	flag.BoolVar(&o.keep, "keep", false, "keep the temporary directory")
 	flag.StringVar(&o.rev, "rev", "", "build Inspector from this git revision of -repo (git archive) instead of the working tree")
@@ -289,6 +289,7 @@ func run(ctx context.Context, o options, pin pinning) error {
 	if b, ok := peerBins["martianproxy"]; ok {
 		rep.versions = append(rep.versions, "martian "+mods["github.com/google/martian/v3"])
 		add("martian", proxy{name: "martian", start: e.goPeer(b)})
+		add("martian-har", proxy{name: "martian + HAR", start: e.goPeer(b, "-har")})
 	}
 	if b, ok := peerBins["goproxyproxy"]; ok {
 		rep.versions = append(rep.versions, "goproxy "+mods["github.com/elazarl/goproxy"])

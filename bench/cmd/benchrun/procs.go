@@ -287,11 +287,12 @@ func (e *env) inspector(bin string, capture bool, extra ...string) func(context.
 	}
 }
 
-func (e *env) goPeer(bin string) func(context.Context) (*proc, error) {
+func (e *env) goPeer(bin string, extra ...string) func(context.Context) (*proc, error) {
 	return func(ctx context.Context) (*proc, error) {
-		cmd := e.pin.proxyCommand(bin, "-listen", "127.0.0.1:0",
+		args := append([]string{"-listen", "127.0.0.1:0",
 			"-ca-cert", filepath.Join(e.caDir, "root.pem"), "-ca-key", filepath.Join(e.caDir, "root-key.pem"),
-			"-upstream-ca", e.originCA)
+			"-upstream-ca", e.originCA}, extra...)
+		cmd := e.pin.proxyCommand(append([]string{bin}, args...)...)
 		p, err := launch(ctx, cmd, true, "")
 		if err != nil {
 			return nil, err

@@ -1,6 +1,8 @@
 // Command martianproxy is the benchmark's martian peer: github.com/google/martian/v3 as a
 // MITM proxy with its defaults (leaf per host cached, HTTP/2 to clients enabled for every
-// host, an http.Transport with HTTP/2 towards origins), logging only errors.
+// host, an http.Transport with HTTP/2 towards origins), logging only errors. With -har it
+// is a capturing peer: martian's HAR logger records every exchange with its bodies and is
+// exported and reset every 2 s (what a tool built on martian keeps of the traffic).
 package main
 
 import (
@@ -12,6 +14,7 @@ import (
 
 	"github.com/google/martian/v3"
 	"github.com/google/martian/v3/h2"
+	"github.com/google/martian/v3/har"
 	mlog "github.com/google/martian/v3/log"
 	"github.com/google/martian/v3/mitm"
 
@@ -36,6 +39,17 @@ func main() {
 		MaxIdleConnsPerHost: 64,
 		IdleConnTimeout:     time.Minute,
 	})
+	if c.HAR {
+		logger := har.NewLogger()
+		logger.SetOption(har.BodyLogging(true))
+		p.SetRequestModifier(logger)
+		p.SetResponseModifier(logger)
+		go func() {
+			for range time.Tick(2 * time.Second) {
+				logger.ExportAndReset()
+			}
+		}()
+	}
 	c.Ready()
 	if err := p.Serve(c.Listener); err != nil {
 		fmt.Fprintln(os.Stderr, "martianproxy:", err)

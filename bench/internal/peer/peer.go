@@ -18,6 +18,9 @@ type Config struct {
 	CA         tls.Certificate // CA certificate (Leaf set) and key for minting leaves
 	UpstreamCA *x509.CertPool  // roots trusted for origins
 	Listener   net.Listener
+	// HAR asks a peer that can to record every exchange, bodies included, as a capturing
+	// proxy does (martian's HAR logger); -har.
+	HAR bool
 }
 
 // Parse reads -listen, -ca-cert, -ca-key and -upstream-ca, loads them and opens the
@@ -28,12 +31,14 @@ func Parse(name string) *Config {
 	caCert := fs.String("ca-cert", "", "PEM file of the MITM CA certificate")
 	caKey := fs.String("ca-key", "", "PEM file of the MITM CA key")
 	upCA := fs.String("upstream-ca", "", "PEM file of roots trusted for origins (added to the system roots)")
+	har := fs.Bool("har", false, "record every exchange with bodies (peers that support it)")
 	fs.Parse(os.Args[1:])
 	c, err := load(*listen, *caCert, *caKey, *upCA)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
 		os.Exit(2)
 	}
+	c.HAR = *har
 	return c
 }
 
