@@ -1,0 +1,126 @@
+package ui
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+	"golang.org/x/net/http/httpguts"
+
+	"inspector/ui/render"
+)
+
+// HeaderRow is one name/value row of a HeaderTable.
+type HeaderRow struct {
+	Name, Value *widget.Entry
+	Remove      *widget.Button
+	box         *fyne.Container
+}
+
+// HeaderTable edits headers as name/value rows that can be added and removed. A row with
+// a blank name and value is ignored; anything else must be a valid header. UI goroutine only.
+type HeaderTable struct {
+	Rows    []*HeaderRow
+	AddRow  *widget.Button
+	rows    *fyne.Container
+	Content fyne.CanvasObject
+	// OnChanged runs after any edit (typing, adding or removing a row).
+	OnChanged func()
+}
+
+// NewHeaderTable builds a table holding h (names sorted, one row per value).
+func NewHeaderTable(h http.Header) *HeaderTable {
+	t := &HeaderTable{rows: container.NewVBox()}
+	t.AddRow = widget.NewButtonWithIcon("Add header", theme.ContentAddIcon(), func() {
+		t.add("", "")
+		t.changed()
+	})
+	t.AddRow.Importance = widget.LowImportance
+	head := container.NewGridWithColumns(2, widget.NewLabelWithStyle("Name", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
+		widget.NewLabelWithStyle("Value", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}))
+	t.Content = container.NewBorder(head, container.NewHBox(t.AddRow), nil, nil, container.NewVScroll(t.rows))
+	t.Set(h)
+	return t
+}
+
+// Set replaces every row with the headers of h.
+func (t *HeaderTable) Set(h http.Header) {
+	t.Rows = nil
+	t.rows.RemoveAll()
+	for _, kv := range render.HeaderRows(h) {
+		t.add(kv[0], kv[1])
+	}
+	t.rows.Refresh()
+}
+
+func (t *HeaderTable) add(name, value string) *HeaderRow {
+	r := &HeaderRow{Name: widget.NewEntry(), Value: widget.NewEntry()}
+	r.Name.SetText(name)
+	r.Name.SetPlaceHolder("Header-Name")
+	r.Value.SetText(value)
+	r.Name.OnChanged = func(string) { t.changed() }
+	r.Value.OnChanged = func(string) { t.changed() }
+	r.Remove = widget.NewButtonWithIcon("", theme.DeleteIcon(), func() { t.remove(r) })
+	r.Remove.Importance = widget.LowImportance
+	r.box = container.NewBorder(nil, nil, nil, r.Remove, container.NewGridWithColumns(2, r.Name, r.Value))
+	t.Rows = append(t.Rows, r)
+	t.rows.Add(r.box)
+	return r
+}
+
+// Add appends a row (for tests and callers that prefill one).
+func (t *HeaderTable) Add(name, value string) *HeaderRow {
+	r := t.add(name, value)
+	t.changed()
+	return r
+}
+
+func (t *HeaderTable) remove(r *HeaderRow) {
+	for i, x := range t.Rows {
+		if x == r {
+			t.Rows = append(t.Rows[:i], t.Rows[i+1:]...)
+			break
+		}
+	}
+	t.rows.Remove(r.box)
+	t.changed()
+}
+
+func (t *HeaderTable) changed() {
+	if t.OnChanged != nil {
+		t.OnChanged()
+	}
+}
+
+// Header returns the headers of the rows, or an error naming the first bad row (1-based).
+func (t *HeaderTable) Header() (http.Header, error) {
+	h := http.Header{}
+	for i, r := range t.Rows {
+		name, value := strings.TrimSpace(r.Name.Text), strings.TrimSpace(r.Value.Text)
+		if name == "" && value == "" {
+			continue
+		}
+		if !httpguts.ValidHeaderFieldName(name) {
+			return nil, fmt.Errorf("header row %d: name %q is not a valid header name", i+1, name)
+		}
+		if !httpguts.ValidHeaderFieldValue(value) {
+			return nil, fmt.Errorf("header row %d (%s): the value has a control character", i+1, name)
+		}
+		k := http.CanonicalHeaderKey(name)
+		h[k] = append(h[k], value)
+	}
+	return h, nil
+}
+
+// Lines is the table as "Name: value" lines (tests and screenshots).
+func (t *HeaderTable) Lines() []string {
+	var out []string
+	for _, r := range t.Rows {
+		out = append(out, r.Name.Text+": "+r.Value.Text)
+	}
+	return out
+}
