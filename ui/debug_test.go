@@ -37,11 +37,11 @@ func (d testDebugger) Breakpoints() []breakpoint.Breakpoint { return d.Settings(
 func (d testDebugger) AddBreakpoint(b breakpoint.Breakpoint) (int64, error) {
 	return d.Manager.Add(b)
 }
-func (d testDebugger) SetBreakpoint(b breakpoint.Breakpoint) error     { return d.Manager.Set(b) }
-func (d testDebugger) RemoveBreakpoint(id int64) error                 { return d.Manager.Remove(id) }
-func (d testDebugger) Paused() []breakpoint.Paused                     { return d.List() }
-func (d testDebugger) BreakpointSettings() breakpoint.Settings         { return d.Settings() }
-func (d testDebugger) ComposerHistoryPath() string                     { return d.history }
+func (d testDebugger) SetBreakpoint(b breakpoint.Breakpoint) error { return d.Manager.Set(b) }
+func (d testDebugger) RemoveBreakpoint(id int64) error             { return d.Manager.Remove(id) }
+func (d testDebugger) Paused() []breakpoint.Paused                 { return d.List() }
+func (d testDebugger) BreakpointSettings() breakpoint.Settings     { return d.Settings() }
+func (d testDebugger) ComposerHistoryPath() string                 { return d.history }
 func (d testDebugger) SetBreakpointTimeout(t time.Duration, a breakpoint.TimeoutAction) error {
 	return d.SetTimeout(t, a)
 }

@@ -66,4 +66,3 @@ func caretMessage(text string, err error) string {
 	line := strings.NewReplacer("\n", " ", "\t", " ").Replace(text)
 	return line + "\n" + strings.Repeat(" ", col) + "^ column " + strconv.Itoa(col+1) + ": " + se.Msg
 }
-

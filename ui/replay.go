@@ -101,4 +101,3 @@ func (r *Replayer) Cancel() {
 		r.cancel()
 	}
 }
-
