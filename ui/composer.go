@@ -41,7 +41,7 @@ type ComposerEntry struct {
 // Limits of the composer history: entries kept, request body bytes kept per entry.
 const (
 	HistoryMax     = 100
-	HistoryBodyMax = 64 << 10
+	HistoryBodyMax = 16 << 10
 )
 
 // ComposerHistory is the list of requests sent from the composer, newest first, saved
