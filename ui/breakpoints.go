@@ -52,7 +52,11 @@ func NewBreakpointWindow(dbg Debugger) *BreakpointWindow {
 	w.QueueLabel = widget.NewLabelWithStyle("Nothing paused", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	w.Queue = widget.NewList(
 		func() int { return len(w.paused) },
-		func() fyne.CanvasObject { return widget.NewLabel("#000000 response GET https://example.com/") },
+		func() fyne.CanvasObject {
+			l := widget.NewLabel("#000000 response GET https://example.com/")
+			l.Truncation = fyne.TextTruncateEllipsis
+			return l
+		},
 		func(i widget.ListItemID, o fyne.CanvasObject) {
 			if i < len(w.paused) {
 				o.(*widget.Label).SetText(queueLine(w.paused[i]))
@@ -341,7 +345,7 @@ func NewPausedEditor(dbg Debugger, p breakpoint.Paused) *PausedEditor {
 	fields := container.NewVSplit(
 		container.NewBorder(widget.NewLabelWithStyle("Headers", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), nil, nil, nil, e.Headers.Content),
 		container.NewBorder(widget.NewLabelWithStyle("Body", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), nil, nil, nil, e.Body))
-	fields.SetOffset(0.5)
+	fields.SetOffset(0.6) // requests carry more header lines than body lines
 	e.Content = container.NewBorder(container.NewVBox(e.Info, e.Expiry, form), bottom, nil, nil, fields)
 	return e
 }

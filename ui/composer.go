@@ -172,7 +172,11 @@ func NewComposer(dbg Debugger, s *session.Session, h *ComposerHistory) *Composer
 
 	c.History = widget.NewList(
 		func() int { return len(c.historyEntries) },
-		func() fyne.CanvasObject { return widget.NewLabel("00:00:00 DELETE https://example.com/ → 200") },
+		func() fyne.CanvasObject {
+			l := widget.NewLabel("00:00:00  200  DELETE https://example.com/")
+			l.Truncation = fyne.TextTruncateEllipsis
+			return l
+		},
 		func(i widget.ListItemID, o fyne.CanvasObject) {
 			if i < len(c.historyEntries) {
 				o.(*widget.Label).SetText(historyLine(c.historyEntries[i]))
@@ -186,6 +190,7 @@ func NewComposer(dbg Debugger, s *session.Session, h *ComposerHistory) *Composer
 	reqFields := container.NewVSplit(
 		container.NewBorder(widget.NewLabelWithStyle("Headers", fyne.TextAlignLeading, bold), nil, nil, nil, c.Headers.Content),
 		container.NewBorder(widget.NewLabelWithStyle("Body", fyne.TextAlignLeading, bold), nil, nil, nil, c.Body))
+	reqFields.SetOffset(0.6)
 	request := container.NewBorder(container.NewVBox(widget.NewLabelWithStyle("Request", fyne.TextAlignLeading, bold), form),
 		container.NewVBox(c.Result, c.SendBtn), nil, nil, reqFields)
 	respFields := container.NewVSplit(
@@ -211,7 +216,7 @@ func historyLine(e ComposerEntry) string {
 	case e.Status != 0:
 		res = fmt.Sprint(e.Status)
 	}
-	return fmt.Sprintf("%s %s %s → %s", e.Sent.Local().Format("15:04:05"), e.Method, e.URL, res)
+	return fmt.Sprintf("%s  %s  %s %s", e.Sent.Local().Format("15:04:05"), res, e.Method, e.URL)
 }
 
 // Load fills the request fields from s (nil: a blank GET request) and clears the response.

@@ -14,6 +14,7 @@ import (
 
 	"inspector/engine/hooks/breakpoint"
 	"inspector/engine/hooks/rules"
+	"inspector/engine/session"
 )
 
 // TestRenderDebugScreenshots renders the breakpoint window, the rules form, the composer
@@ -64,7 +65,7 @@ func TestRenderDebugScreenshots(t *testing.T) {
 	w.Queue.Select(1)
 	w.Editor.Body.SetText(`{"item":"book","qty":3}`)
 	w.Editor.Headers.Add("X-Debug", "edited")
-	shot(v.bpWin, fyne.NewSize(1200, 760), "breakpoint-panel.png")
+	shot(v.bpWin, fyne.NewSize(1200, 900), "breakpoints.png")
 	test.Tap(w.Editor.ContinueEdited)
 	r.paused(1)
 	test.Tap(w.Editor.Continue)
@@ -101,7 +102,7 @@ func TestRenderDebugScreenshots(t *testing.T) {
 	v.rules.NewRule(rules.Rule{Kind: rules.AutoRespond, Enabled: true, Status: 503, Body: `{"error":"maintenance"}`,
 		Header: http.Header{"Content-Type": {"application/json"}}})
 	test.Type(v.rules.Form.Filter.Entry, "path:/v1/* stauts:5xx")
-	shot(v.rulesWin, fyne.NewSize(1200, 720), "rules-form.png")
+	shot(v.rulesWin, fyne.NewSize(1200, 860), "rules-form.png")
 	v.rulesWin.Close()
 
 	// The composer on that session, with the response beside the request and a history.
@@ -115,10 +116,10 @@ func TestRenderDebugScreenshots(t *testing.T) {
 	test.Tap(c.SendBtn)
 	r.run(func() bool { return strings.HasPrefix(c.Result.Text, "#") && len(c.historyEntries) == 2 })
 	r.add(r.p.Next(t))
-	shot(v.compWin, fyne.NewSize(1300, 720), "composer.png")
+	shot(v.compWin, fyne.NewSize(1300, 900), "composer.png")
 
 	// Replay of two sessions with progress.
-	v.replaySessions(r.u.debug.selection())
+	v.replaySessions([]*session.Session{last, r.u.selectedSession()})
 	v.replayer.Count.SetText("20")
 	v.replayer.Parallel.SetText("4")
 	test.Tap(v.replayer.Start)

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/widget"
 
 	"inspector/engine/filter"
@@ -26,6 +27,7 @@ func NewFilterEntry(placeholder string) *FilterEntry {
 	f := &FilterEntry{Entry: widget.NewEntry(), Error: widget.NewLabel("")}
 	f.Entry.SetPlaceHolder(placeholder)
 	f.Error.TextStyle.Monospace = true
+	f.Error.Wrapping = fyne.TextWrapWord // a long message must not widen the form
 	f.Error.Importance = widget.DangerImportance
 	f.Error.Hide()
 	f.Entry.OnChanged = func(string) { f.check() }
