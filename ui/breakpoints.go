@@ -49,19 +49,8 @@ type BreakpointWindow struct {
 // NewBreakpointWindow builds the panel's content over dbg.
 func NewBreakpointWindow(dbg Debugger) *BreakpointWindow {
 	w := &BreakpointWindow{dbg: dbg}
-	w.QueueLabel = widget.NewLabelWithStyle("Nothing paused", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
-	w.Queue = widget.NewList(
-		func() int { return len(w.paused) },
-		func() fyne.CanvasObject {
-			l := widget.NewLabel("#000000 response GET https://example.com/")
-			l.Truncation = fyne.TextTruncateEllipsis
-			return l
-		},
-		func(i widget.ListItemID, o fyne.CanvasObject) {
-			if i < len(w.paused) {
-				o.(*widget.Label).SetText(queueLine(w.paused[i]))
-			}
-		})
+	w.QueueLabel = heading("Nothing paused")
+	w.Queue = lineList(&w.paused, "#000000 response GET https://example.com/", queueLine)
 	w.Queue.OnSelected = func(i widget.ListItemID) {
 		if i < len(w.paused) && w.paused[i].ID != w.selected {
 			w.Select(w.paused[i].ID)
@@ -89,7 +78,7 @@ func NewBreakpointWindow(dbg Debugger) *BreakpointWindow {
 	timeoutRow := container.NewBorder(nil, nil, widget.NewLabel("Timeout"),
 		container.NewHBox(widget.NewLabel("then"), w.OnTimeout, w.ApplyTimeout), w.Timeout)
 	queue := container.NewBorder(w.QueueLabel, nil, nil, nil, w.Queue)
-	bps := container.NewBorder(widget.NewLabelWithStyle("Breakpoints", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
+	bps := container.NewBorder(heading("Breakpoints"),
 		container.NewVBox(timeoutRow, w.TimeoutInfo), nil, nil, w.List.Content)
 	left := container.NewVSplit(queue, bps)
 	left.SetOffset(0.45)
@@ -285,21 +274,11 @@ func NewPausedEditor(dbg Debugger, p breakpoint.Paused) *PausedEditor {
 	e.Expiry = widget.NewLabel("")
 	e.Continue = widget.NewButton("Continue", func() { e.act(func() error { return dbg.Resume(p.ID, nil) }) })
 	e.ContinueEdited = widget.NewButton("Continue edited", func() {
-		ed, err := e.Edits()
-		if err != nil {
-			e.fail(err)
-			return
-		}
-		e.act(func() error { return dbg.Resume(p.ID, ed) })
+		decide(e, e.Edits, func(ed *breakpoint.Edits) error { return dbg.Resume(p.ID, ed) })
 	})
 	e.ContinueEdited.Importance = widget.HighImportance
 	e.Respond = widget.NewButton("Respond", func() {
-		a, err := e.Answer()
-		if err != nil {
-			e.fail(err)
-			return
-		}
-		e.act(func() error { return dbg.Respond(p.ID, a) })
+		decide(e, e.Answer, func(a breakpoint.Answer) error { return dbg.Respond(p.ID, a) })
 	})
 	e.Abort = widget.NewButton("Abort", func() { e.act(func() error { return dbg.Abort(p.ID) }) })
 	e.Abort.Importance = widget.DangerImportance
@@ -343,8 +322,8 @@ func NewPausedEditor(dbg Debugger, p breakpoint.Paused) *PausedEditor {
 		bottom = container.NewVBox(respond, container.NewHBox(e.Continue, e.ContinueEdited, e.Abort))
 	}
 	fields := container.NewVSplit(
-		container.NewBorder(widget.NewLabelWithStyle("Headers", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), nil, nil, nil, e.Headers.Content),
-		container.NewBorder(widget.NewLabelWithStyle("Body", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), nil, nil, nil, e.Body))
+		container.NewBorder(heading("Headers"), nil, nil, nil, e.Headers.Content),
+		container.NewBorder(heading("Body"), nil, nil, nil, e.Body))
 	fields.SetOffset(0.6) // requests carry more header lines than body lines
 	e.Content = container.NewBorder(container.NewVBox(e.Info, e.Expiry, form), bottom, nil, nil, fields)
 	return e
@@ -454,6 +433,16 @@ func (e *PausedEditor) Answer() (breakpoint.Answer, error) {
 	}
 	h.Del("Content-Encoding") // the answer body is sent as typed
 	return breakpoint.Answer{Status: n, Reason: strings.TrimSpace(e.Reason.Text), Header: h, Body: e.Body.Text}, nil
+}
+
+// decide reads the fields with read and, when they are valid, acts with apply.
+func decide[T any](e *PausedEditor, read func() (T, error), apply func(T) error) {
+	v, err := read()
+	if err != nil {
+		e.fail(err)
+		return
+	}
+	e.act(func() error { return apply(v) })
 }
 
 func (e *PausedEditor) act(f func() error) {

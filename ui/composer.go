@@ -162,7 +162,7 @@ func NewComposer(dbg Debugger, s *session.Session, h *ComposerHistory) *Composer
 	c.SendBtn = widget.NewButton("Send", c.Send)
 	c.SendBtn.Importance = widget.HighImportance
 
-	c.RespStatus = widget.NewLabelWithStyle("No response yet", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+	c.RespStatus = heading("No response yet")
 	c.RespStatus.Wrapping = fyne.TextWrapWord
 	c.RespHeaders = widget.NewLabel("")
 	c.RespHeaders.TextStyle.Monospace = true
@@ -170,37 +170,25 @@ func NewComposer(dbg Debugger, s *session.Session, h *ComposerHistory) *Composer
 	c.RespBody.TextStyle.Monospace = true
 	c.RespBody.Wrapping = fyne.TextWrapBreak
 
-	c.History = widget.NewList(
-		func() int { return len(c.historyEntries) },
-		func() fyne.CanvasObject {
-			l := widget.NewLabel("00:00:00  200  DELETE https://example.com/")
-			l.Truncation = fyne.TextTruncateEllipsis
-			return l
-		},
-		func(i widget.ListItemID, o fyne.CanvasObject) {
-			if i < len(c.historyEntries) {
-				o.(*widget.Label).SetText(historyLine(c.historyEntries[i]))
-			}
-		})
+	c.History = lineList(&c.historyEntries, "00:00:00  200  DELETE https://example.com/", historyLine)
 	c.History.OnSelected = c.Reopen
 	c.refreshHistory()
 
-	bold := fyne.TextStyle{Bold: true}
 	form := widget.NewForm(widget.NewFormItem("Method", c.Method), widget.NewFormItem("URL", c.URL))
 	reqFields := container.NewVSplit(
-		container.NewBorder(widget.NewLabelWithStyle("Headers", fyne.TextAlignLeading, bold), nil, nil, nil, c.Headers.Content),
-		container.NewBorder(widget.NewLabelWithStyle("Body", fyne.TextAlignLeading, bold), nil, nil, nil, c.Body))
+		container.NewBorder(heading("Headers"), nil, nil, nil, c.Headers.Content),
+		container.NewBorder(heading("Body"), nil, nil, nil, c.Body))
 	reqFields.SetOffset(0.6)
-	request := container.NewBorder(container.NewVBox(widget.NewLabelWithStyle("Request", fyne.TextAlignLeading, bold), form),
+	request := container.NewBorder(container.NewVBox(heading("Request"), form),
 		container.NewVBox(c.Result, c.SendBtn), nil, nil, reqFields)
 	respFields := container.NewVSplit(
-		container.NewBorder(widget.NewLabelWithStyle("Headers", fyne.TextAlignLeading, bold), nil, nil, nil, container.NewScroll(c.RespHeaders)),
-		container.NewBorder(widget.NewLabelWithStyle("Body", fyne.TextAlignLeading, bold), nil, nil, nil, container.NewVScroll(c.RespBody)))
-	response := container.NewBorder(container.NewVBox(widget.NewLabelWithStyle("Response", fyne.TextAlignLeading, bold), c.RespStatus),
+		container.NewBorder(heading("Headers"), nil, nil, nil, container.NewScroll(c.RespHeaders)),
+		container.NewBorder(heading("Body"), nil, nil, nil, container.NewVScroll(c.RespBody)))
+	response := container.NewBorder(container.NewVBox(heading("Response"), c.RespStatus),
 		nil, nil, nil, respFields)
 	work := container.NewHSplit(request, response)
 	work.SetOffset(0.5)
-	hist := container.NewBorder(widget.NewLabelWithStyle("History", fyne.TextAlignLeading, bold), nil, nil, nil, c.History)
+	hist := container.NewBorder(heading("History"), nil, nil, nil, c.History)
 	all := container.NewHSplit(hist, work)
 	all.SetOffset(0.2)
 	c.Content = all

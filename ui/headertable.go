@@ -40,8 +40,7 @@ func NewHeaderTable(h http.Header) *HeaderTable {
 		t.changed()
 	})
 	t.AddRow.Importance = widget.LowImportance
-	head := container.NewGridWithColumns(2, widget.NewLabelWithStyle("Name", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
-		widget.NewLabelWithStyle("Value", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}))
+	head := container.NewGridWithColumns(2, heading("Name"), heading("Value"))
 	t.Content = container.NewBorder(head, container.NewHBox(t.AddRow), nil, nil, container.NewVScroll(t.rows))
 	t.Set(h)
 	return t
@@ -123,4 +122,26 @@ func (t *HeaderTable) Lines() []string {
 		out = append(out, r.Name.Text+": "+r.Value.Text)
 	}
 	return out
+}
+
+// heading is a bold section label.
+func heading(s string) *widget.Label {
+	return widget.NewLabelWithStyle(s, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+}
+
+// lineList is a list of one truncated label per item of *items, its text from line;
+// sample sizes the rows.
+func lineList[T any](items *[]T, sample string, line func(T) string) *widget.List {
+	return widget.NewList(
+		func() int { return len(*items) },
+		func() fyne.CanvasObject {
+			l := widget.NewLabel(sample)
+			l.Truncation = fyne.TextTruncateEllipsis
+			return l
+		},
+		func(i widget.ListItemID, o fyne.CanvasObject) {
+			if i < len(*items) {
+				o.(*widget.Label).SetText(line((*items)[i]))
+			}
+		})
 }

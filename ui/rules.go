@@ -454,7 +454,7 @@ func NewRuleForm(r rules.Rule) *RuleForm {
 		f.Body.TextStyle.Monospace = true
 		f.Body.SetText(r.Body)
 		items = append(items, widget.NewFormItem("Status", f.Status))
-		body := container.NewBorder(widget.NewLabelWithStyle("Body", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), nil, nil, nil, f.Body)
+		body := container.NewBorder(heading("Body"), nil, nil, nil, f.Body)
 		s := container.NewVSplit(f.headersBox(), body)
 		extra = s
 	case rules.Header:
@@ -487,14 +487,14 @@ func NewRuleForm(r rules.Rule) *RuleForm {
 	if r.ID != 0 {
 		title = fmt.Sprintf("Rule #%d: %s", r.ID, title)
 	}
-	top := container.NewVBox(widget.NewLabelWithStyle(title, fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), widget.NewForm(items...))
+	top := container.NewVBox(heading(title), widget.NewForm(items...))
 	bottom := container.NewVBox(f.Err, container.NewHBox(f.Save, f.Cancel))
 	f.Content = container.NewBorder(top, bottom, nil, nil, extra)
 	return f
 }
 
 func (f *RuleForm) headersBox() fyne.CanvasObject {
-	return container.NewBorder(widget.NewLabelWithStyle("Response headers", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), nil, nil, nil, f.Headers.Content)
+	return container.NewBorder(heading("Response headers"), nil, nil, nil, f.Headers.Content)
 }
 
 func statusEntry(n int, placeholder string) *widget.Entry {
