@@ -73,8 +73,8 @@ type debugViews struct {
 	// historyErr is why the history file could not be read (it is then left alone).
 	historyErr error
 
-	// selection returns the sessions replay acts on; the window's multi-selection when
-	// the list supports it (set by the window), else the one selected session.
+	// selection returns the sessions replay acts on: UI.SelectedSessions when the window
+	// has it, else the one selected session.
 	selection func() []*session.Session
 	// post runs a function on the UI goroutine: fyne.Do, or a test's queue.
 	post func(func())
@@ -85,6 +85,10 @@ type debugViews struct {
 func newDebugViews(u *UI, d Debugger) *debugViews {
 	v := &debugViews{u: u, dbg: d, post: fyne.Do, seen: map[session.ID]bool{}}
 	v.selection = func() []*session.Session {
+		// The list's multi-selection once the window has one (UI.SelectedSessions).
+		if ms, ok := any(u).(interface{ SelectedSessions() []*session.Session }); ok {
+			return ms.SelectedSessions()
+		}
 		if s := u.selectedSession(); s != nil {
 			return []*session.Session{s}
 		}

@@ -480,3 +480,43 @@ func TestReplaySessions(t *testing.T) {
 		t.Errorf("selection %v", ss)
 	}
 }
+
+// At the response stage Respond sends the status, reason, headers and body fields in place
+// of the origin's response; Abort fails it; OpenPaused brings a chosen pause into the editor.
+func TestBreakpointRespondAndAbortAtResponse(t *testing.T) {
+	r := newDebugRig(t)
+	v := r.u.debug
+	r.m.Add(breakpoint.Breakpoint{Filter: "path:/echo", Phase: breakpoint.PhaseResponse, Enabled: true})
+	a, b := r.get("/echo?a"), r.get("/echo?b")
+	r.paused(2)
+	ps := r.m.List()
+	v.OpenPaused(ps[1])
+	ed := v.bp.Editor
+	if ed.Paused().ID != ps[1].ID || !strings.Contains(ed.Body.Text, `"ok":true`) {
+		t.Fatalf("editor on %d, body %q", ed.Paused().ID, ed.Body.Text)
+	}
+	ed.Status.SetText("201")
+	test.Type(ed.Reason, "Made Here")
+	for _, row := range ed.Headers.Rows {
+		if row.Name.Text == "Content-Type" {
+			row.Value.SetText("text/plain")
+		}
+	}
+	ed.Headers.Add("X-Answer", "ui")
+	ed.Body.SetText("replaced")
+	test.Tap(ed.Respond)
+	got := <-b
+	if got.err != nil || got.resp.StatusCode != 201 || got.body != "replaced" || got.resp.Header.Get("X-Answer") != "ui" ||
+		got.resp.Header.Get("Content-Type") != "text/plain" {
+		t.Fatalf("respond at the response: %+v %q", got.resp, got.body)
+	}
+	if s := r.p.Next(t); s.Response.Reason != "Made Here" {
+		t.Errorf("session reason %q", s.Response.Reason)
+	}
+	r.paused(1)
+	test.Tap(v.bp.Editor.Abort)
+	if got := <-a; got.err == nil && got.resp.StatusCode/100 == 2 {
+		t.Fatalf("abort gave %s", got.resp.Status)
+	}
+	r.paused(0)
+}
