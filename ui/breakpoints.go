@@ -239,8 +239,10 @@ type PausedEditor struct {
 
 	Headers *HeaderTable
 	Body    *widget.Entry
-	Info    *widget.Label
-	Expiry  *widget.Label
+	// heldBody is a body too large to show in Body (setBody).
+	heldBody []byte
+	Info     *widget.Label
+	Expiry   *widget.Label
 
 	// The "Respond instead" section of the request stage: the answer's own fields.
 	RespStatus, RespReason, RespType, RespBody *widget.Entry
@@ -259,7 +261,7 @@ func NewPausedEditor(dbg Debugger, p breakpoint.Paused) *PausedEditor {
 	e := &PausedEditor{dbg: dbg, p: p}
 	e.Headers = NewHeaderTable(p.Header)
 	e.Body = widget.NewMultiLineEntry()
-	e.Body.SetText(string(p.Body))
+	e.heldBody = setBody(e.Body, p.Body)
 	e.Body.TextStyle.Monospace = true
 	e.Body.Wrapping = fyne.TextWrapBreak
 	info := fmt.Sprintf("#%d paused at its %s by breakpoint %d.", p.ID, p.Phase, p.Breakpoint)
@@ -363,9 +365,9 @@ func (e *PausedEditor) Edits() (*breakpoint.Edits, error) {
 	if !sameHeader(h, e.p.Header) {
 		ed.Header = h
 	}
-	if e.Body.Text != string(e.p.Body) {
-		b := e.Body.Text
-		ed.Body = &b
+	if b := bodyOf(e.Body, e.heldBody); string(b) != string(e.p.Body) {
+		s := string(b)
+		ed.Body = &s
 	}
 	if e.p.Phase == breakpoint.PhaseRequest {
 		if m := strings.TrimSpace(e.Method.Text); m != e.p.Method {
@@ -432,7 +434,7 @@ func (e *PausedEditor) Answer() (breakpoint.Answer, error) {
 		return breakpoint.Answer{}, err
 	}
 	h.Del("Content-Encoding") // the answer body is sent as typed
-	return breakpoint.Answer{Status: n, Reason: strings.TrimSpace(e.Reason.Text), Header: h, Body: e.Body.Text}, nil
+	return breakpoint.Answer{Status: n, Reason: strings.TrimSpace(e.Reason.Text), Header: h, Body: string(bodyOf(e.Body, e.heldBody))}, nil
 }
 
 // decide reads the fields with read and, when they are valid, acts with apply.

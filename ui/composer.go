@@ -126,8 +126,10 @@ type Composer struct {
 	URL     *widget.Entry
 	Headers *HeaderTable
 	Body    *widget.Entry
-	SendBtn *widget.Button
-	Result  *widget.Label
+	// heldBody is a request body too large to show in Body (setBody).
+	heldBody []byte
+	SendBtn  *widget.Button
+	Result   *widget.Label
 
 	// The response: status line, headers and body of the last send (or reopened entry).
 	RespStatus  *widget.Label
@@ -213,7 +215,7 @@ func (c *Composer) Load(s *session.Session) {
 	c.Method.SetText("GET")
 	c.URL.SetText("")
 	c.Headers.Set(nil)
-	c.Body.SetText("")
+	c.heldBody = setBody(c.Body, nil)
 	c.Result.SetText("")
 	if s != nil {
 		c.from = s.ID
@@ -222,7 +224,7 @@ func (c *Composer) Load(s *session.Session) {
 		h := s.Request.Header.Clone()
 		h.Del("Content-Length")
 		c.Headers.Set(h)
-		c.Body.SetText(string(s.Request.Body.Data))
+		c.heldBody = setBody(c.Body, s.Request.Body.Data)
 		c.Result.SetText(fmt.Sprintf("Editing a copy of #%d; the result is a new session linked to it.", s.ID))
 	}
 	c.showResponse(nil, "No response yet")
@@ -239,7 +241,7 @@ func (c *Composer) Reopen(i int) {
 	c.Method.SetText(e.Method)
 	c.URL.SetText(e.URL)
 	c.Headers.Set(e.Header)
-	c.Body.SetText(e.Body)
+	c.heldBody = setBody(c.Body, []byte(e.Body))
 	c.Result.SetText(fmt.Sprintf("Reopened the request sent at %s.", e.Sent.Local().Format("15:04:05")))
 	if e.BodyCut {
 		c.Result.SetText(c.Result.Text + fmt.Sprintf(" Only the first %d KiB of its body were kept.", HistoryBodyMax>>10))
@@ -326,9 +328,9 @@ func (c *Composer) Request(ctx context.Context) (*http.Request, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := c.Body.Text
+	b := bodyOf(c.Body, c.heldBody)
 	s := &session.Session{ID: c.from, Request: session.Request{Method: strings.TrimSpace(c.Method.Text),
-		URL: strings.TrimSpace(c.URL.Text), Header: h, Body: session.Body{Data: []byte(b), Size: int64(len(b))}}}
+		URL: strings.TrimSpace(c.URL.Text), Header: h, Body: session.Body{Data: b, Size: int64(len(b))}}}
 	return replay.Request(ctx, s, nil)
 }
 
@@ -340,7 +342,7 @@ func (c *Composer) Send() {
 		c.Result.SetText("⚠ " + err.Error())
 		return
 	}
-	entry := ComposerEntry{Sent: time.Now(), Method: req.Method, URL: strings.TrimSpace(c.URL.Text), Body: c.Body.Text}
+	entry := ComposerEntry{Sent: time.Now(), Method: req.Method, URL: strings.TrimSpace(c.URL.Text), Body: string(bodyOf(c.Body, c.heldBody))}
 	entry.Header, _ = c.Headers.Header()
 	c.SendBtn.Disable()
 	c.Result.SetText("Sending…")

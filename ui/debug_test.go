@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"bytes"
 	"io"
 	"net/http"
 	"path/filepath"
@@ -519,4 +520,45 @@ func TestBreakpointRespondAndAbortAtResponse(t *testing.T) {
 		t.Fatalf("abort gave %s", got.resp.Status)
 	}
 	r.paused(0)
+}
+
+// A body too large to edit in the window is held aside: the editor and the composer say
+// so and send it whole unless a replacement is typed.
+func TestLargeBodyHeldAside(t *testing.T) {
+	r := newDebugRig(t)
+	v := r.u.debug
+	r.m.Add(breakpoint.Breakpoint{Filter: "path:/echo", Phase: breakpoint.PhaseRequest, Enabled: true})
+	big := et.Pattern(300 << 10)
+	req, _ := http.NewRequest("POST", r.o.URL+"/echo", bytes.NewReader(big))
+	done := r.do(req)
+	r.paused(1)
+	ed := v.bp.Editor
+	if ed.Body.Text != "" || !strings.Contains(ed.Body.PlaceHolder, "307200 bytes") {
+		t.Fatalf("large body shown: %d bytes, placeholder %q", len(ed.Body.Text), ed.Body.PlaceHolder)
+	}
+	ed.Headers.Add("X-Edited", "1")
+	test.Tap(ed.ContinueEdited)
+	got := <-done
+	if got.err != nil || got.resp.Header.Get("X-Echo-Body-Size") != "307200" || got.resp.Header.Get("X-Echo-H-X-Edited") != "1" {
+		t.Fatalf("origin saw %v", got.resp.Header)
+	}
+	s := r.p.Next(t)
+	r.paused(0)
+
+	c := NewComposer(r.dbg, s, nil)
+	if c.Body.Text != "" || !strings.Contains(c.Body.PlaceHolder, "too large") {
+		t.Fatalf("composer shows %d bytes", len(c.Body.Text))
+	}
+	creq, err := c.Request(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := io.ReadAll(creq.Body); !bytes.Equal(b, big) {
+		t.Errorf("composer would send %d bytes, want the whole held body", len(b))
+	}
+	c.Body.SetText("small")
+	creq, _ = c.Request(t.Context())
+	if b, _ := io.ReadAll(creq.Body); string(b) != "small" {
+		t.Errorf("typed replacement: %q", b)
+	}
 }

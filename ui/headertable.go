@@ -145,3 +145,29 @@ func lineList[T any](items *[]T, sample string, line func(T) string) *widget.Lis
 			}
 		})
 }
+
+// editBodyMax bounds the body text put into an editable entry (a larger one would stall
+// the window); a larger body is held aside and sent unchanged unless a replacement is typed.
+const editBodyMax = 64 << 10
+
+// setBody shows data in entry; a body over editBodyMax is not shown but returned, to be
+// held aside, and the placeholder says so.
+func setBody(entry *widget.Entry, data []byte) (held []byte) {
+	if len(data) > editBodyMax {
+		entry.SetText("")
+		entry.SetPlaceHolder(fmt.Sprintf("The body (%d bytes) is too large to edit here and is sent unchanged; type here to replace it.", len(data)))
+		return data
+	}
+	entry.SetPlaceHolder("")
+	entry.SetText(string(data))
+	return nil
+}
+
+// bodyOf is the body to send: what is typed in entry, or the held body when it was left
+// empty.
+func bodyOf(entry *widget.Entry, held []byte) []byte {
+	if held != nil && entry.Text == "" {
+		return held
+	}
+	return []byte(entry.Text)
+}
