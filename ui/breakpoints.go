@@ -262,8 +262,7 @@ func NewPausedEditor(dbg Debugger, p breakpoint.Paused) *PausedEditor {
 	e.Headers = NewHeaderTable(p.Header)
 	e.Body = widget.NewMultiLineEntry()
 	e.heldBody = setBody(e.Body, p.Body)
-	e.Body.TextStyle.Monospace = true
-	e.Body.Wrapping = fyne.TextWrapBreak
+	e.Body.TextStyle.Monospace = true // no wrapping: Fyne wraps an entry's whole text on every change
 	info := fmt.Sprintf("#%d paused at its %s by breakpoint %d.", p.ID, p.Phase, p.Breakpoint)
 	if p.Decoded != "" {
 		info += " The body is shown decoded (" + p.Decoded + ") and is encoded again when edited."

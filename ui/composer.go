@@ -111,8 +111,9 @@ func (h *ComposerHistory) Add(e ComposerEntry) error {
 	return atomicfile.WriteFile(h.path, append(b, '\n'), 0o600)
 }
 
-// composerBodyMax bounds the response body text shown beside the request.
-const composerBodyMax = 64 << 10
+// composerBodyMax bounds the response body text shown beside the request; it is drawn as a
+// virtualised list of rows (textRows), so only the visible rows cost anything.
+const composerBodyMax = 1 << 20
 
 // Composer builds a request (from a session, the history or blank), sends it through the
 // proxy and shows the response beside it; every send goes into the history. UI goroutine
@@ -134,7 +135,8 @@ type Composer struct {
 	// The response: status line, headers and body of the last send (or reopened entry).
 	RespStatus  *widget.Label
 	RespHeaders *widget.Label
-	RespBody    *widget.Label
+	RespBody    *widget.List
+	respRows    []string
 
 	History        *widget.List
 	historyEntries []ComposerEntry
@@ -168,9 +170,7 @@ func NewComposer(dbg Debugger, s *session.Session, h *ComposerHistory) *Composer
 	c.RespStatus.Wrapping = fyne.TextWrapWord
 	c.RespHeaders = widget.NewLabel("")
 	c.RespHeaders.TextStyle.Monospace = true
-	c.RespBody = widget.NewLabel("")
-	c.RespBody.TextStyle.Monospace = true
-	c.RespBody.Wrapping = fyne.TextWrapBreak
+	c.RespBody = textList(&c.respRows)
 
 	c.History = lineList(&c.historyEntries, "00:00:00  200  DELETE https://example.com/", historyLine)
 	c.History.OnSelected = c.Reopen
@@ -185,7 +185,7 @@ func NewComposer(dbg Debugger, s *session.Session, h *ComposerHistory) *Composer
 		container.NewVBox(c.Result, c.SendBtn), nil, nil, reqFields)
 	respFields := container.NewVSplit(
 		container.NewBorder(heading("Headers"), nil, nil, nil, container.NewScroll(c.RespHeaders)),
-		container.NewBorder(heading("Body"), nil, nil, nil, container.NewVScroll(c.RespBody)))
+		container.NewBorder(heading("Body"), nil, nil, nil, container.NewPadded(c.RespBody)))
 	response := container.NewBorder(container.NewVBox(heading("Response"), c.RespStatus),
 		nil, nil, nil, respFields)
 	work := container.NewHSplit(request, response)
@@ -271,7 +271,7 @@ func (c *Composer) showResponse(s *session.Session, msg string) {
 	if s == nil || s.Response == nil {
 		c.RespStatus.SetText(msg)
 		c.RespHeaders.SetText("")
-		c.RespBody.SetText("")
+		c.setRespBody("")
 		return
 	}
 	r := s.Response
@@ -284,8 +284,20 @@ func (c *Composer) showResponse(s *session.Session, msg string) {
 	}
 	c.RespStatus.SetText(line)
 	c.RespHeaders.SetText(render.Headers(r.Header))
-	c.RespBody.SetText(responseText(r))
+	c.setRespBody(responseText(r))
 }
+
+func (c *Composer) setRespBody(s string) {
+	c.respRows = textRows(s)
+	if s == "" {
+		c.respRows = nil
+	}
+	c.RespBody.ScrollToTop()
+	c.RespBody.Refresh()
+}
+
+// RespBodyText is the response body as shown (its rows joined by line breaks).
+func (c *Composer) RespBodyText() string { return strings.Join(c.respRows, "\n") }
 
 // responseText is the response body for reading: decoded, pretty-printed when JSON or
 // XML, a hex dump when binary; capped at composerBodyMax.
@@ -306,7 +318,7 @@ func responseText(r *session.Response) string {
 		return render.Hex(data, composerBodyMax/4)
 	}
 	if len(data) > composerBodyMax {
-		return render.Cap(render.Text(ct, data), composerBodyMax)
+		return render.Text(ct, data[:composerBodyMax]) + fmt.Sprintf("\n… %d more bytes not shown (open the session to see them all)", len(data)-composerBodyMax)
 	}
 	txt, _ := render.Pretty(kind, ct, data)
 	out := render.Cap(txt, composerBodyMax)

@@ -41,8 +41,8 @@ func TestComposerShowsResponseAndHistory(t *testing.T) {
 	}
 	// The response beside the request: status line, headers, body.
 	if !strings.Contains(c.RespStatus.Text, "200 OK") || !strings.Contains(c.RespHeaders.Text, "X-Echo-H-X-Composed: yes") ||
-		!strings.Contains(c.RespHeaders.Text, "X-Echo-Method: PUT") || c.RespBody.Text != "{\n  \"ok\": true,\n  \"path\": \"/echo?orig\"\n}" {
-		t.Errorf("response shown: %q\n%s\n%q", c.RespStatus.Text, c.RespHeaders.Text, c.RespBody.Text)
+		!strings.Contains(c.RespHeaders.Text, "X-Echo-Method: PUT") || c.RespBodyText() != "{\n  \"ok\": true,\n  \"path\": \"/echo?orig\"\n}" {
+		t.Errorf("response shown: %q\n%s\n%q", c.RespStatus.Text, c.RespHeaders.Text, c.RespBodyText())
 	}
 
 	// A second send, to /status: the history lists both, newest first.
@@ -52,7 +52,7 @@ func TestComposerShowsResponseAndHistory(t *testing.T) {
 	test.Tap(c.SendBtn)
 	r.run(func() bool { return len(c.historyEntries) == 2 })
 	r.p.Next(t)
-	if !strings.Contains(c.RespStatus.Text, "404 Not Found") || c.RespBody.Text != "(no body)" {
+	if !strings.Contains(c.RespStatus.Text, "404 Not Found") || c.RespBodyText() != "(no body)" {
 		t.Errorf("second response: %q", c.RespStatus.Text)
 	}
 	hist := c.historyEntries
@@ -127,5 +127,34 @@ func TestComposerHistoryFile(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(bad); string(b) != "{not json" {
 		t.Errorf("corrupt file overwritten: %q", b)
+	}
+}
+
+func TestTextRows(t *testing.T) {
+	long := strings.Repeat("é", wrapColumn*2+3)
+	rows := textRows("a\r\nb\n" + long)
+	if len(rows) != 5 || rows[0] != "a" || rows[1] != "b" || rows[2] != strings.Repeat("é", wrapColumn) || rows[4] != "ééé" {
+		t.Errorf("rows %q", rows)
+	}
+	if r := textRows(""); len(r) != 1 || r[0] != "" {
+		t.Errorf("empty: %q", r)
+	}
+}
+
+// A large single-line response is shown as a bounded number of short rows of a
+// virtualised list, with a note for what is left out.
+func TestComposerLargeResponse(t *testing.T) {
+	r := newDebugRig(t)
+	c := NewComposer(r.dbg, nil, nil)
+	c.post = func(f func()) { r.posted <- f }
+	big := `{"k":"` + strings.Repeat("x", 3<<20) + `"}`
+	resp := &session.Response{Status: 200, Header: http.Header{"Content-Type": {"application/json"}},
+		Body: session.Body{Data: []byte(big), Size: int64(len(big))}}
+	c.showResponse(&session.Session{ID: 9, Response: resp}, "")
+	if n := len(c.respRows); n < composerBodyMax/wrapColumn || n > composerBodyMax/wrapColumn+2 {
+		t.Errorf("%d rows for a 3 MB line", n)
+	}
+	if !strings.Contains(c.respRows[len(c.respRows)-1], "more bytes not shown") {
+		t.Errorf("no note: %q", c.respRows[len(c.respRows)-1])
 	}
 }

@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"unicode/utf8"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
@@ -146,9 +148,11 @@ func lineList[T any](items *[]T, sample string, line func(T) string) *widget.Lis
 		})
 }
 
-// editBodyMax bounds the body text put into an editable entry (a larger one would stall
-// the window); a larger body is held aside and sent unchanged unless a replacement is typed.
-const editBodyMax = 64 << 10
+// editBodyMax bounds the body text put into an editable entry: Fyne's entry lays out all
+// its text on the UI goroutine (16 KiB took 0.4-1 s under the test driver, 64 KiB with
+// wrapping about a minute), so a larger body is held aside and sent unchanged unless a
+// replacement is typed.
+const editBodyMax = 16 << 10
 
 // setBody shows data in entry; a body over editBodyMax is not shown but returned, to be
 // held aside, and the placeholder says so.
@@ -170,4 +174,52 @@ func bodyOf(entry *widget.Entry, held []byte) []byte {
 		return held
 	}
 	return []byte(entry.Text)
+}
+
+// wrapColumn is where textRows breaks long lines.
+const wrapColumn = 160
+
+// textRows splits s into display rows: at line breaks, and every wrapColumn runes of a
+// longer line, so that a virtualised list (lineList) draws only short visible rows.
+func textRows(s string) []string {
+	var rows []string
+	for _, line := range strings.Split(s, "\n") {
+		line = strings.TrimSuffix(line, "\r")
+		for {
+			cut, n := 0, 0
+			for cut < len(line) && n < wrapColumn {
+				_, size := utf8.DecodeRuneInString(line[cut:])
+				cut += size
+				n++
+			}
+			rows = append(rows, line[:cut])
+			if cut == len(line) {
+				break
+			}
+			line = line[cut:]
+		}
+	}
+	return rows
+}
+
+// textList draws *rows as monospace text, one row per list item, without separators:
+// a read-only text view that only lays out the visible rows.
+func textList(rows *[]string) *widget.List {
+	l := widget.NewList(
+		func() int { return len(*rows) },
+		func() fyne.CanvasObject {
+			t := canvas.NewText("m", theme.Color(theme.ColorNameForeground)) // a wide template would widen the pane
+			t.TextStyle.Monospace = true
+			return t
+		},
+		func(i widget.ListItemID, o fyne.CanvasObject) {
+			if i < len(*rows) {
+				t := o.(*canvas.Text)
+				t.Text = (*rows)[i]
+				t.Color = theme.Color(theme.ColorNameForeground)
+				t.Refresh()
+			}
+		})
+	l.HideSeparators = true
+	return l
 }
