@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"inspector/engine/hooks/breakpoint"
+	"inspector/ui"
 )
 
 // More ui.Debugger methods of debugAPI: the breakpoint timeout and the composer history
@@ -17,3 +18,5 @@ func (d *debugAPI) SetBreakpointTimeout(t time.Duration, a breakpoint.TimeoutAct
 func (d *debugAPI) ComposerHistoryPath() string {
 	return filepath.Join(filepath.Dir(d.st.Path()), "composer-history.json")
 }
+
+var _ ui.HistoryFiler = (*debugAPI)(nil)
