@@ -243,6 +243,8 @@ type PausedEditor struct {
 	heldBody []byte
 	Info     *widget.Label
 	Expiry   *widget.Label
+	// Err shows why the last action was refused (empty when none was).
+	Err *widget.Label
 
 	// The "Respond instead" section of the request stage: the answer's own fields.
 	RespStatus, RespReason, RespType, RespBody *widget.Entry
@@ -273,6 +275,10 @@ func NewPausedEditor(dbg Debugger, p breakpoint.Paused) *PausedEditor {
 	e.Info = widget.NewLabel(info)
 	e.Info.Wrapping = fyne.TextWrapWord
 	e.Expiry = widget.NewLabel("")
+	e.Err = widget.NewLabel("")
+	e.Err.Wrapping = fyne.TextWrapWord
+	e.Err.Importance = widget.DangerImportance
+	e.Err.Hide()
 	e.Continue = widget.NewButton("Continue", func() { e.act(func() error { return dbg.Resume(p.ID, nil) }) })
 	e.ContinueEdited = widget.NewButton("Continue edited", func() {
 		decide(e, e.Edits, func(ed *breakpoint.Edits) error { return dbg.Resume(p.ID, ed) })
@@ -326,7 +332,7 @@ func NewPausedEditor(dbg Debugger, p breakpoint.Paused) *PausedEditor {
 		container.NewBorder(heading("Headers"), nil, nil, nil, e.Headers.Content),
 		container.NewBorder(heading("Body"), nil, nil, nil, e.Body))
 	fields.SetOffset(0.6) // requests carry more header lines than body lines
-	e.Content = container.NewBorder(container.NewVBox(e.Info, e.Expiry, form), bottom, nil, nil, fields)
+	e.Content = container.NewBorder(container.NewVBox(e.Info, e.Expiry, form), container.NewVBox(e.Err, bottom), nil, nil, fields)
 	return e
 }
 
@@ -460,7 +466,8 @@ func (e *PausedEditor) fail(err error) {
 	if errors.Is(err, breakpoint.ErrNotPaused) {
 		err = errors.New("this session is no longer paused (decided elsewhere, timed out, or its client left)")
 	}
-	e.Info.SetText("⚠ " + err.Error())
+	e.Err.SetText("⚠ " + err.Error())
+	e.Err.Show()
 	if e.onError != nil {
 		e.onError(err)
 	}

@@ -236,8 +236,8 @@ func TestBreakpointHeaderTableContinueEdited(t *testing.T) {
 	// A bad header name is an error naming the row; the session stays paused.
 	bad := ed.Headers.Add("bad name", "x")
 	test.Tap(ed.ContinueEdited)
-	if !strings.Contains(ed.Info.Text, "not a valid header name") || len(r.m.List()) != 1 {
-		t.Fatalf("bad header accepted: %q", ed.Info.Text)
+	if !strings.Contains(ed.Err.Text, "not a valid header name") || len(r.m.List()) != 1 {
+		t.Fatalf("bad header accepted: %q", ed.Err.Text)
 	}
 	test.Tap(bad.Remove)
 	test.Tap(before.Remove)
@@ -324,8 +324,8 @@ func TestBreakpointStatusReasonPhrase(t *testing.T) {
 	ed = v.bp.Editor
 	ed.Status.SetText("teapot")
 	test.Tap(ed.ContinueEdited)
-	if !strings.Contains(ed.Info.Text, "want a number") || len(r.m.List()) != 1 {
-		t.Fatalf("bad status accepted: %q", ed.Info.Text)
+	if !strings.Contains(ed.Err.Text, "want a number") || len(r.m.List()) != 1 {
+		t.Fatalf("bad status accepted: %q", ed.Err.Text)
 	}
 	test.Tap(ed.Continue)
 	if got = <-ch; got.err != nil || got.resp.StatusCode != 200 {
@@ -563,5 +563,28 @@ func TestLargeBodyHeldAside(t *testing.T) {
 	creq, _ = c.Request(t.Context())
 	if b, _ := io.ReadAll(creq.Body); string(b) != "small" {
 		t.Errorf("typed replacement: %q", b)
+	}
+}
+
+// A session decided elsewhere (control API, timeout) while its editor is open: acting on
+// it says so in words, and the refresh that follows empties the editor.
+func TestBreakpointDecidedElsewhere(t *testing.T) {
+	r := newDebugRig(t)
+	v := r.u.debug
+	r.m.Add(breakpoint.Breakpoint{Filter: "path:/echo", Phase: breakpoint.PhaseRequest, Enabled: true})
+	ch := r.get("/echo")
+	r.paused(1)
+	ed := v.bp.Editor
+	if err := r.m.Resume(ed.Paused().ID, nil); err != nil {
+		t.Fatal(err)
+	}
+	<-ch
+	test.Tap(ed.Abort) // before the posted refresh ran
+	if !strings.Contains(ed.Err.Text, "no longer paused") {
+		t.Errorf("stale editor: %q", ed.Err.Text)
+	}
+	r.paused(0)
+	if v.bp.Editor != nil {
+		t.Error("editor kept a session that is gone")
 	}
 }
