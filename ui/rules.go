@@ -223,6 +223,29 @@ func (e *RulesEditor) open(f *RuleForm) {
 	e.Form = f
 	f.Save.OnTapped = func() { e.saveForm(f) }
 	f.Cancel.OnTapped = e.closeForm
+	if f.PickFile != nil {
+		f.PickFile.OnTapped = func() {
+			if e.win == nil {
+				return
+			}
+			dialog.ShowFileOpen(func(rc fyne.URIReadCloser, err error) {
+				if err == nil && rc != nil {
+					f.File.SetText(rc.URI().Path())
+					rc.Close()
+				}
+			}, e.win)
+		}
+		f.PickFolder.OnTapped = func() {
+			if e.win == nil {
+				return
+			}
+			dialog.ShowFolderOpen(func(u fyne.ListableURI, err error) {
+				if err == nil && u != nil {
+					f.File.SetText(u.Path())
+				}
+			}, e.win)
+		}
+	}
 	e.formBox.Objects = []fyne.CanvasObject{f.Content}
 	e.formBox.Refresh()
 }
@@ -382,10 +405,13 @@ type RuleForm struct {
 	// map_remote
 	Target *widget.Entry
 	// map_local (File, optional Status and Headers) and auto_respond (Status, Headers, Body)
-	File    *widget.Entry
-	Status  *widget.Entry
-	Headers *HeaderTable
-	Body    *widget.Entry
+	File *widget.Entry
+	// PickFile and PickFolder fill File from a file dialog (map_local; they need the
+	// rules window).
+	PickFile, PickFolder *widget.Button
+	Status               *widget.Entry
+	Headers              *HeaderTable
+	Body                 *widget.Entry
 	// header
 	Phase       *widget.Select
 	Op          *widget.Select
@@ -441,7 +467,10 @@ func NewRuleForm(r rules.Rule) *RuleForm {
 		f.File.SetPlaceHolder("/absolute/path/to/file-or-folder")
 		f.Status = statusEntry(r.Status, "200 (default)")
 		f.Headers = NewHeaderTable(r.Header)
-		items = append(items, widget.NewFormItem("File or folder", f.File), widget.NewFormItem("Status", f.Status))
+		f.PickFile = widget.NewButtonWithIcon("File…", theme.FileIcon(), nil)
+		f.PickFolder = widget.NewButtonWithIcon("Folder…", theme.FolderIcon(), nil)
+		items = append(items, widget.NewFormItem("File or folder", container.NewBorder(nil, nil, nil,
+			container.NewHBox(f.PickFile, f.PickFolder), f.File)), widget.NewFormItem("Status", f.Status))
 		extra = f.headersBox()
 	case rules.AutoRespond:
 		st := r.Status

@@ -222,6 +222,12 @@ func TestRuleFormValidation(t *testing.T) {
 	}
 
 	e.NewRule(rules.Rule{Kind: rules.MapLocal, Enabled: true, Filter: "path:/x"})
+	test.Tap(e.Form.PickFolder)
+	if r.u.debug.rulesWin.Canvas().Overlays().Top() == nil {
+		t.Error("Folder… opened no dialog")
+	} else {
+		r.u.debug.rulesWin.Canvas().Overlays().Top().Hide()
+	}
 	test.Type(e.Form.File, "relative/path")
 	test.Tap(e.Form.Save)
 	if !strings.Contains(e.Form.Err.Text, "absolute path") || len(r.dbg.Rules()) != 0 {
