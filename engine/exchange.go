@@ -349,7 +349,7 @@ func hasHopHeaders(h http.Header) bool {
 
 // answer writes a response a hook produced, capturing it like an upstream one.
 func (x *exchange) answer(w http.ResponseWriter, resp *http.Response) {
-	x.s.Response = &session.Response{Status: resp.StatusCode, Proto: x.s.Client.Proto, Header: resp.Header}
+	x.s.Response = &session.Response{Status: resp.StatusCode, Reason: hookReason(resp), Proto: x.s.Client.Proto, Header: resp.Header}
 	x.s.Timings.FirstByte = time.Now()
 	for k, vv := range resp.Header {
 		w.Header()[k] = vv

@@ -1,6 +1,9 @@
 package engine
 
-import "testing"
+import (
+	"net/http"
+	"testing"
+)
 
 func TestStatusReason(t *testing.T) {
 	for _, c := range []struct {
@@ -22,5 +25,24 @@ func TestStatusReason(t *testing.T) {
 	}
 	if n := testing.AllocsPerRun(100, func() { statusReason("200 OK", 200) }); n != 0 {
 		t.Errorf("statusReason allocates %v times", n)
+	}
+}
+
+func TestHookReason(t *testing.T) {
+	for _, c := range []struct {
+		status string
+		code   int
+		want   string
+	}{
+		{"418 I'm a teapot", 418, "I'm a teapot"},
+		{"200 OK", 418, "I'm a teapot"}, // code changed, status line not: the code's phrase
+		{"418", 418, ""},
+		{"", 503, "Service Unavailable"},
+		{"299 Custom", 299, "Custom"},
+		{"2990 x", 299, ""},
+	} {
+		if got := hookReason(&http.Response{Status: c.status, StatusCode: c.code}); got != c.want {
+			t.Errorf("hookReason(%q, %d) = %q, want %q", c.status, c.code, got, c.want)
+		}
 	}
 }

@@ -407,6 +407,7 @@ func (u *upstream) modifyResponse(resp *http.Response) error {
 		}
 		if x.s.Response != nil {
 			x.s.Response.Status = resp.StatusCode
+			x.s.Response.Reason = hookReason(resp)
 			x.s.Response.Header = resp.Header
 		}
 	}

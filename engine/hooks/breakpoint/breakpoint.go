@@ -155,7 +155,9 @@ type Paused struct {
 
 // Edits change a paused session before it continues. Empty fields keep what is there.
 // Request phase: Method, URL (absolute; a different host re-targets the request), Header,
-// Body. Response phase: Status, Header, Body. A non-nil Header replaces all headers. Body
+// Body. Response phase: Status, Reason, Header, Body. An edited Status gets the standard
+// reason phrase of the new code unless Reason is set (net/http writes the standard phrase
+// to HTTP/1.1 clients whatever Reason says; the session records Reason). A non-nil Header replaces all headers. Body
 // (text) or BodyBase64 replaces the body; Content-Length is set to match and
 // Transfer-Encoding dropped; when the final headers say Content-Encoding: gzip and the
 // pause showed the body decoded, the new body is gzip-encoded again.
@@ -163,6 +165,7 @@ type Edits struct {
 	Method     string      `json:"method,omitempty"`
 	URL        string      `json:"url,omitempty"`
 	Status     int         `json:"status,omitempty"`
+	Reason     string      `json:"reason,omitempty"`
 	Header     http.Header `json:"header,omitempty"`
 	Body       *string     `json:"body,omitempty"`
 	BodyBase64 *string     `json:"body_base64,omitempty"`
@@ -195,8 +198,8 @@ func (e *Edits) Validate(p Phase) error {
 		return err
 	}
 	if p == PhaseRequest {
-		if e.Status != 0 {
-			return errors.New("edits: status applies to a response; this session is paused at its request")
+		if e.Status != 0 || e.Reason != "" {
+			return errors.New("edits: status and reason apply to a response; this session is paused at its request")
 		}
 		if e.Method != "" && !validToken(e.Method) {
 			return fmt.Errorf("edits: method %q is not an HTTP token", e.Method)
@@ -214,6 +217,9 @@ func (e *Edits) Validate(p Phase) error {
 		if e.Status != 0 && (e.Status < 100 || e.Status > 999) {
 			return fmt.Errorf("edits: status %d out of range", e.Status)
 		}
+		if err := validReason(e.Reason); err != nil {
+			return fmt.Errorf("edits: %w", err)
+		}
 	}
 	for k, vv := range e.Header {
 		if !validToken(k) {
@@ -230,9 +236,31 @@ func (e *Edits) Validate(p Phase) error {
 
 func validToken(s string) bool { return httpguts.ValidHeaderFieldName(s) }
 
-// Answer is a custom response for Respond.
+// validReason refuses a reason phrase that would break the status line.
+func validReason(r string) error {
+	if strings.ContainsAny(r, "\r\n\x00") {
+		return fmt.Errorf("reason %q has a line break or NUL", r)
+	}
+	return nil
+}
+
+// StatusLine is the "418 I'm a teapot" part of a status line: code and reason, or the
+// standard reason phrase of code when reason is blank (just the code when it has none).
+func StatusLine(code int, reason string) string {
+	if reason = strings.TrimSpace(reason); reason == "" {
+		reason = http.StatusText(code)
+	}
+	if reason == "" {
+		return strconv.Itoa(code)
+	}
+	return strconv.Itoa(code) + " " + reason
+}
+
+// Answer is a custom response for Respond. Reason is the reason phrase (blank: the
+// standard one of Status).
 type Answer struct {
 	Status     int         `json:"status"`
+	Reason     string      `json:"reason,omitempty"`
 	Header     http.Header `json:"header,omitempty"`
 	Body       string      `json:"body,omitempty"`
 	BodyBase64 string      `json:"body_base64,omitempty"`
@@ -538,6 +566,9 @@ func (m *Manager) Respond(id session.ID, a Answer) error {
 	if _, err := a.bytes(); err != nil {
 		return fmt.Errorf("respond: body_base64: %w", err)
 	}
+	if err := validReason(a.Reason); err != nil {
+		return fmt.Errorf("respond: %w", err)
+	}
 	if err := (&Edits{Header: a.Header}).Validate(PhaseResponse); err != nil {
 		return err
 	}
@@ -770,7 +801,7 @@ func answerResponse(a *Answer, r *http.Request) *http.Response {
 	}
 	h.Del("Transfer-Encoding")
 	h.Set("Content-Length", strconv.Itoa(len(b)))
-	return &http.Response{StatusCode: a.Status, Status: fmt.Sprintf("%d %s", a.Status, http.StatusText(a.Status)),
+	return &http.Response{StatusCode: a.Status, Status: StatusLine(a.Status, a.Reason),
 		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Header: h, ContentLength: int64(len(b)),
 		Body: io.NopCloser(bytes.NewReader(b)), Request: r}
 }
@@ -813,9 +844,11 @@ func (m *Manager) OnResponse(ctx context.Context, f *engine.Flow) error {
 	if e == nil {
 		return nil
 	}
-	if e.Status != 0 {
-		resp.StatusCode = e.Status
-		resp.Status = fmt.Sprintf("%d %s", e.Status, http.StatusText(e.Status))
+	if e.Status != 0 || e.Reason != "" {
+		if e.Status != 0 {
+			resp.StatusCode = e.Status
+		}
+		resp.Status = StatusLine(resp.StatusCode, e.Reason)
 	}
 	if e.Header != nil {
 		// Replace in place: the reverse proxy copies resp.Header after the hooks.
