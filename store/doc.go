@@ -48,15 +48,30 @@
 // maxBatch sessions or maxBatchBytes, or ~100 ms after its first session, or at once when a
 // Flush or Close asks. The writer wakes once per batch, not per session: Put wakes it only
 // for a batch's first session, when the queue passes a quarter of its size (at most
-// maxBatch) or when a session holds 64 KiB of body or more. When the queue is full the session is dropped and counted
-// (Stats.Dropped), never silently. Queued sessions hold at most Options.QueueBytes of
-// bodies (64 MiB): beyond that Put waits for the writer (backpressure: traffic slows down
-// rather than lose data or memory) up to Options.QueueWait (2 s), then keeps the session
-// without its bodies (marked truncated, counted in Stats.BodiesDropped), so a stuck disk
-// never stalls traffic for long. The file is always synced on commit (never NoSync), so
-// after a crash (kill -9, power loss) every session committed before it is there; at most
-// the batch being collected is lost. Frames queued (PutFrames) before their session is
-// committed are written in the session's transaction.
+// maxBatch) or when a session holds 64 KiB of body or more.
+//
+// Put never blocks: the engine calls it from its observer callback, which returns at once
+// (the engine's Observer contract), so the store never slows traffic down. When the queue
+// is full the session is dropped and counted (Stats.Dropped), never silently. Queued
+// sessions hold at most Options.QueueBytes of bodies (64 MiB): beyond that Put queues the
+// session without its bodies (marked truncated, counted in Stats.BodiesDropped), so memory
+// stays bounded when the disk falls behind. The file is always synced on commit (never
+// NoSync), so after a crash (kill -9, power loss) every session committed before it is
+// there; at most the batch being collected is lost. Frames queued (PutFrames) before their
+// session is committed are written in the session's transaction.
+//
+// # Health
+//
+// A commit that fails for lack of space (a full disk, a file size limit) is retried with
+// the batch split in halves down to single sessions, and a single session once more
+// without its bodies: the sessions that fit are stored and one large session never takes
+// its batch down. Every session not stored counts in Stats.Dropped, every one stored
+// without its bodies in Stats.BodiesDropped. Such a commit makes the store unhealthy
+// (Health, Stats.Healthy, Stats.LastError); the next commit that stores its whole batch
+// makes it healthy again and clears the error. WatchHealth delivers each change at once
+// (the window shows a banner, headless mode prints a line on stderr). A commit that finds
+// the file damaged (bbolt's assertions, ErrCorrupt) is not retried: Health.Damaged says a
+// restart with --reset-store is needed.
 //
 // # Ids and "N sessions may be missing"
 //

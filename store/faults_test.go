@@ -27,14 +27,16 @@ const faultChildEnv = "INSPECTOR_STORE_FAULT_CHILD"
 
 // diskFullReport is what the disk-full child prints (JSON) before exiting.
 type diskFullReport struct {
-	Acked      []session.ID // ids whose Flush succeeded
-	FlushErrs  int
-	FirstErr   string
-	Puts       int
-	Dropped    uint64
-	LastError  string
-	AfterFull  int // Put calls accepted after the first failed Flush (capture went on)
-	CloseError string
+	Acked     []session.ID // ids whose Flush succeeded
+	FlushErrs int
+	FirstErr  string
+	Puts      int
+	Dropped   uint64
+	// BodiesDropped: sessions a failed commit stored without their bodies.
+	BodiesDropped uint64
+	LastError     string
+	AfterFull     int // Put calls accepted after the first failed Flush (capture went on)
+	CloseError    string
 }
 
 // TestFaultChild is the child half of the fault tests; it does nothing in a normal run.
@@ -47,6 +49,8 @@ func TestFaultChild(t *testing.T) {
 	switch mode {
 	case "diskfull":
 		diskFullChild(t, arg)
+	case "diskfull-big":
+		diskFullBigChild(t, arg)
 	case "readonly":
 		_, err := Open(filepath.Join(arg, "sessions.db"), Options{})
 		fmt.Printf("open: %v\n", err)
@@ -91,11 +95,186 @@ func diskFullChild(t *testing.T, path string) {
 		r.Acked = append(r.Acked, ids...)
 	}
 	st := s.Stats()
-	r.Dropped, r.LastError = st.Dropped, st.LastError
+	r.Dropped, r.BodiesDropped, r.LastError = st.Dropped, st.BodiesDropped, st.LastError
 	if err := s.Close(); err != nil {
 		r.CloseError = err.Error()
 	}
 	json.NewEncoder(os.Stdout).Encode(r)
+}
+
+// bigReport is what the diskfull-big child prints (JSON).
+type bigReport struct {
+	Small, Big []session.ID // ids put: small sessions, sessions with a 3 MB body
+	Failing    Health       // the health after the disk filled
+	FlushErrs  int
+	Stats      Stats  // after the disk filled
+	Recovered  Health // after the limit was lifted and a commit succeeded
+	RecStats   Stats
+	Events     []Health // what a watcher received, in order
+}
+
+// diskFullBigChild caps the file size 12 MB above the store's, then puts rounds of one
+// session with a 3 MB body and three small ones, flushing each round, until commits have
+// failed three times; then it lifts the cap and stores one more small session.
+func diskFullBigChild(t *testing.T, path string) {
+	s, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	watch, stop := s.WatchHealth()
+	defer stop()
+	var r bigReport
+	events := make(chan []Health)
+	quit := make(chan struct{})
+	go func() {
+		var got []Health
+		for {
+			select {
+			case h := <-watch:
+				got = append(got, h)
+			case <-quit:
+				for len(watch) > 0 {
+					got = append(got, <-watch)
+				}
+				events <- got
+				return
+			}
+		}
+	}()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	limit := uint64(fi.Size() + 12<<20)
+	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &syscall.Rlimit{Cur: limit, Max: rlimInfinity}); err != nil {
+		t.Fatal(err)
+	}
+	for round := 0; round < 40 && r.FlushErrs < 3; round++ {
+		big := testSession(s.NextID(), 200, 0, 3<<20)
+		r.Big = append(r.Big, big.ID)
+		s.Put(big)
+		for i := 0; i < 3; i++ {
+			ss := testSession(s.NextID(), 200, 100, 1000)
+			r.Small = append(r.Small, ss.ID)
+			s.Put(ss)
+		}
+		if s.Flush() != nil {
+			r.FlushErrs++
+		}
+	}
+	r.Failing, r.Stats = s.Health(), s.Stats()
+	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &syscall.Rlimit{Cur: rlimInfinity, Max: rlimInfinity}); err != nil {
+		t.Fatal(err)
+	}
+	ss := testSession(s.NextID(), 200, 100, 1000)
+	r.Small = append(r.Small, ss.ID)
+	s.Put(ss)
+	if err := s.Flush(); err != nil {
+		t.Fatal("flush after the limit was lifted:", err)
+	}
+	r.Recovered, r.RecStats = s.Health(), s.Stats()
+	close(quit)
+	r.Events = <-events
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	json.NewEncoder(os.Stdout).Encode(r)
+}
+
+// TestDiskFullBigBodies: a file that can grow 12 MB more takes sessions with 3 MB bodies
+// until it cannot: then each failed batch is retried in parts, so every small session is
+// still stored, a session too big to fit is stored without its body, each such loss is
+// counted, and the store's health turns unhealthy at once (a watcher sees it) and healthy
+// again, with the error cleared, as soon as a commit succeeds.
+func TestDiskFullBigBodies(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("RLIMIT_FSIZE behaviour is checked on Linux")
+	}
+	path := filepath.Join(t.TempDir(), "sessions.db")
+	// A store with something in it, so the cap sits above a real file.
+	s := openTest(t, path, Options{})
+	putAll(t, s, testSession(s.NextID(), 200, 10, 10))
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := childCmd(t, exe, "diskfull-big:"+path).Output()
+	if err != nil {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+	start := strings.Index(string(out), "{")
+	var r bigReport
+	if start < 0 || json.NewDecoder(strings.NewReader(string(out[start:]))).Decode(&r) != nil {
+		t.Fatalf("child output: %s", out)
+	}
+	t.Logf("%d big, %d small, %d failed flushes; failing: %+v; dropped %d, bodies dropped %d",
+		len(r.Big), len(r.Small), r.FlushErrs, r.Failing, r.Stats.Dropped, r.Stats.BodiesDropped)
+	if r.FlushErrs == 0 {
+		t.Fatal("the file never filled up")
+	}
+	if r.Failing.Healthy || r.Stats.Healthy || !strings.Contains(r.Failing.LastError, "file too large") || r.Stats.LastError == "" {
+		t.Errorf("after the disk filled: health %+v, stats healthy %v error %q", r.Failing, r.Stats.Healthy, r.Stats.LastError)
+	}
+	if !r.Recovered.Healthy || r.Recovered.LastError != "" || !r.RecStats.Healthy || r.RecStats.LastError != "" ||
+		!r.Recovered.Since.After(r.Failing.Since) {
+		t.Errorf("after the disk had room again: health %+v, stats healthy %v error %q", r.Recovered, r.RecStats.Healthy, r.RecStats.LastError)
+	}
+	// The watcher saw the store start failing and recover, in that order.
+	sawFail, sawRecover := false, false
+	for _, h := range r.Events {
+		if !h.Healthy {
+			sawFail = true
+		} else if sawFail {
+			sawRecover = true
+		}
+	}
+	if !sawFail || !sawRecover || !r.Events[len(r.Events)-1].Healthy {
+		t.Errorf("health events: %+v", r.Events)
+	}
+	s = openTest(t, path, Options{})
+	defer s.Close()
+	if err := s.Check(); err != nil {
+		t.Fatalf("consistency check: %v", err)
+	}
+	for _, id := range r.Small {
+		got, err := s.Get(id)
+		if err != nil {
+			t.Fatalf("small session %d lost with its batch: %v", id, err)
+		}
+		if len(got.Response.Body.Data) != 1000 {
+			t.Fatalf("small session %d: body of %d bytes", id, len(got.Response.Body.Data))
+		}
+	}
+	// Every big session is stored whole, stored without its body (counted), or not stored
+	// (counted).
+	var whole, stripped, missing uint64
+	for _, id := range r.Big {
+		got, err := s.Get(id)
+		switch {
+		case errors.Is(err, ErrNotFound):
+			missing++
+		case err != nil:
+			t.Fatal(err)
+		case len(got.Response.Body.Data) == 3<<20:
+			whole++
+		case got.Response.Body.Truncated && got.Flags.Has(session.FlagRespTruncated):
+			stripped++
+		default:
+			t.Fatalf("big session %d: %d bytes, not marked truncated", id, len(got.Response.Body.Data))
+		}
+	}
+	t.Logf("big sessions: %d whole, %d without their body, %d not stored", whole, stripped, missing)
+	if whole == 0 || stripped == 0 {
+		t.Errorf("want some big sessions stored whole and some without their body")
+	}
+	if r.Stats.BodiesDropped != stripped || r.Stats.Dropped != missing ||
+		r.Failing.BodiesLost != stripped || r.Failing.Lost != missing {
+		t.Errorf("counted %d dropped, %d bodies dropped (health %d, %d); found %d missing, %d without body",
+			r.Stats.Dropped, r.Stats.BodiesDropped, r.Failing.Lost, r.Failing.BodiesLost, missing, stripped)
+	}
 }
 
 func childCmd(t *testing.T, exe, spec string) *exec.Cmd {
@@ -133,7 +312,7 @@ func TestDiskFull(t *testing.T) {
 	if !strings.Contains(r.FirstErr, "file too large") {
 		t.Errorf("commit error does not say why: %q", r.FirstErr)
 	}
-	if r.Dropped == 0 || r.LastError == "" {
+	if r.Dropped+r.BodiesDropped == 0 || r.LastError == "" {
 		t.Errorf("failed commits not counted: dropped %d, last error %q", r.Dropped, r.LastError)
 	}
 	if r.AfterFull == 0 {
@@ -296,3 +475,5 @@ func TestTruncatedAtEveryPage(t *testing.T) {
 		st.Close()
 	}
 }
+
+const rlimInfinity = ^uint64(0) // RLIM_INFINITY on Linux

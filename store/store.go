@@ -44,12 +44,10 @@ type Options struct {
 	// QueueSize is the capacity of Put's queue; default 16384 sessions.
 	QueueSize int
 	// QueueBytes bounds the body bytes held by queued sessions; default 64 MiB. When the
-	// writer falls behind by more, Put waits for it (backpressure: the proxy slows down
-	// rather than lose data) up to QueueWait (default 2 s); after that it keeps the session
-	// but drops its captured bodies (marked truncated, counted in Stats.BodiesDropped), so
-	// memory stays bounded and a stuck disk never stalls traffic for long.
+	// writer falls behind by more, Put (which never waits) keeps the session but drops its
+	// captured bodies (marked truncated, counted in Stats.BodiesDropped), so memory stays
+	// bounded and a slow or stuck disk never stalls traffic.
 	QueueBytes int64
-	QueueWait  time.Duration
 }
 
 // Query selects a page of summaries.
@@ -73,8 +71,13 @@ type Stats struct {
 	BodiesDropped uint64 `json:"bodies_dropped"`
 	// Missing counts ids skipped by an earlier crash ("N sessions may be missing"; doc.go).
 	Missing uint64 `json:"missing"`
-	// LastError is the last commit error ("" when none); its sessions count in Dropped.
+	// LastError is the error of the failing commits ("" when none, and again once a commit
+	// stores its whole batch); their lost sessions count in Dropped.
 	LastError string `json:"last_error,omitempty"`
+	// Healthy is false while commits lose sessions or bodies (Store.Health has the detail
+	// and Store.WatchHealth its changes); HealthSince is when that state began.
+	Healthy     bool      `json:"healthy"`
+	HealthSince time.Time `json:"health_since"`
 	// MovedAside is where Open moved a corrupt file (Options.MoveAsideCorrupt), or "".
 	MovedAside string `json:"moved_aside,omitempty"`
 }
@@ -85,7 +88,6 @@ const (
 	defaultLockTimeout = 2 * time.Second
 	defaultQueueSize   = 16384
 	defaultQueueBytes  = 64 << 20
-	defaultQueueWait   = 2 * time.Second
 
 	idBlock  = 4096 // ids reserved ahead on disk
 	maxBatch = 2048 // sessions per transaction
@@ -120,11 +122,6 @@ type Store struct {
 	// queuedBytes is the body bytes of queued sessions, bounded by Options.QueueBytes.
 	queuedBytes   atomic.Int64
 	bodiesDropped atomic.Uint64
-	// room is closed (and replaced) by the writer when it takes sessions while Puts wait
-	// for queue room (waiters > 0).
-	roomMu  sync.Mutex
-	room    chan struct{}
-	waiters atomic.Int32
 	// nudgeLen is the queue length at which Put wakes the writer early.
 	nudgeLen int
 	done     chan struct{} // closed when the writer exits
@@ -135,6 +132,8 @@ type Store struct {
 	missing    uint64
 	movedAside string
 	lastErr    atomic.Pointer[string]
+
+	health health
 
 	frames frameWriter // HTTP/2 and HTTP/3 frames (frames.go)
 
@@ -171,9 +170,6 @@ func Open(path string, opts Options) (*Store, error) {
 	if opts.QueueBytes <= 0 {
 		opts.QueueBytes = defaultQueueBytes
 	}
-	if opts.QueueWait <= 0 {
-		opts.QueueWait = defaultQueueWait
-	}
 	s, err := open(path, opts)
 	if err != nil && errors.Is(err, ErrCorrupt) && opts.MoveAsideCorrupt && !opts.ReadOnly {
 		aside := path + ".corrupt-" + time.Now().Format("20060102-150405.000")
@@ -200,6 +196,7 @@ func open(path string, opts Options) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{path: path, db: db, opts: opts, readOnly: opts.ReadOnly}
+	s.health.init(time.Now())
 	err = guard(func() error {
 		check := func(tx *bolt.Tx) error {
 			if size > 0 && tx.Size() > size {
@@ -257,7 +254,6 @@ func open(path string, opts Options) (*Store, error) {
 		s.queue = make(chan item, opts.QueueSize)
 		s.kick = make(chan struct{}, 1)
 		s.nudge = make(chan struct{}, 1)
-		s.room = make(chan struct{})
 		s.nudgeLen = max(1, min(maxBatch, opts.QueueSize/4))
 		s.done = make(chan struct{})
 		go s.writer()
@@ -367,43 +363,14 @@ func (s *Store) Close() error {
 }
 
 // reserveBytes counts n body bytes as queued and reports whether they fit under
-// Options.QueueBytes, waiting up to Options.QueueWait for the writer to take queued
-// sessions when they do not. A session bigger than the bound alone fits when nothing else
-// is queued. On false the bytes stay counted; the caller takes them back.
+// Options.QueueBytes; it never waits. A session bigger than the bound alone fits when
+// nothing else is queued. On false the bytes are not counted.
 func (s *Store) reserveBytes(n int64) bool {
-	fits := func() bool { q := s.queuedBytes.Load(); return q <= s.opts.QueueBytes || q == n }
-	if s.queuedBytes.Add(n); fits() {
+	if q := s.queuedBytes.Add(n); q <= s.opts.QueueBytes || q == n {
 		return true
 	}
-	s.waiters.Add(1)
-	defer s.waiters.Add(-1)
-	timer := time.NewTimer(s.opts.QueueWait)
-	defer timer.Stop()
-	for {
-		s.roomMu.Lock()
-		room := s.room
-		s.roomMu.Unlock()
-		s.nudgeWriter()
-		if fits() {
-			return true
-		}
-		select {
-		case <-room:
-		case <-timer.C:
-			return fits()
-		}
-	}
-}
-
-// roomMade wakes Puts waiting in reserveBytes; the writer calls it after taking sessions.
-func (s *Store) roomMade() {
-	if s.waiters.Load() == 0 {
-		return
-	}
-	s.roomMu.Lock()
-	close(s.room)
-	s.room = make(chan struct{})
-	s.roomMu.Unlock()
+	s.queuedBytes.Add(-n)
+	return false
 }
 
 // withoutBodies returns a copy of ss whose captured bodies are left out (marked
@@ -425,6 +392,13 @@ func withoutBodies(ss *session.Session) *session.Session {
 		cp.Response = &r
 	}
 	return &cp
+}
+
+// hasBodies reports whether ss holds captured body bytes (in memory or spilled).
+func hasBodies(ss *session.Session) bool {
+	r := ss.Response
+	return len(ss.Request.Body.Data) > 0 || ss.Request.Body.Spilled != "" ||
+		r != nil && (len(r.Body.Data) > 0 || r.Body.Spilled != "")
 }
 
 func bodyBytes(ss *session.Session) int {
@@ -491,10 +465,11 @@ func (s *Store) setErr(err error) {
 	s.lastErr.Store(&msg)
 }
 
-// Put queues a completed session for writing. When the queue is full the session is
-// dropped and counted in Stats.Dropped, and Put returns false. It does not block, except
-// when queued sessions hold more than Options.QueueBytes of bodies: then it waits for the
-// writer up to Options.QueueWait (see Options.QueueBytes). The session must
+// Put queues a completed session for writing. It never blocks (the engine calls it from
+// its observer callback, which must return at once): when the queue is full the session
+// is dropped and counted in Stats.Dropped, and Put returns false; when queued sessions
+// already hold Options.QueueBytes of bodies, the session is queued without its bodies
+// (marked truncated, counted in Stats.BodiesDropped). The session must
 // be complete and is never modified by the store. A nil session, an id of 0, a closed or
 // read-only store also give false (not counted as dropped). Putting an id that is
 // already stored replaces it.
@@ -509,7 +484,6 @@ func (s *Store) Put(ss *session.Session) bool {
 	}
 	n := int64(bodyBytes(ss))
 	if n > 0 && !s.reserveBytes(n) {
-		s.queuedBytes.Add(-n)
 		ss, n = withoutBodies(ss), 0
 		s.bodiesDropped.Add(1)
 	}
@@ -558,6 +532,8 @@ func (s *Store) Stats() Stats {
 	if p := s.lastErr.Load(); p != nil {
 		st.LastError = *p
 	}
+	h := s.health.get()
+	st.Healthy, st.HealthSince = h.Healthy, h.Since
 	if fi, err := os.Stat(s.path); err == nil {
 		st.FileSize = fi.Size()
 	}
