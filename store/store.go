@@ -202,7 +202,7 @@ func open(path string, opts Options) (*Store, error) {
 			if size > 0 && tx.Size() > size {
 				return fmt.Errorf("%w: file is truncated (%d of %d bytes)", ErrCorrupt, size, tx.Size())
 			}
-			return nil
+			return checkAtOpen(tx)
 		}
 		if s.readOnly {
 			return db.View(func(tx *bolt.Tx) error {
@@ -259,6 +259,53 @@ func open(path string, opts Options) (*Store, error) {
 		go s.writer()
 	}
 	return s, nil
+}
+
+// Open's consistency check (checkAtOpen) reads every page of files up to checkAllBytes
+// (BenchmarkOpenCheck: about 30 ms for 66 MB), and of files up to checkUncleanBytes when
+// the last writer did not close the file cleanly. Every file gets the edge walk.
+var (
+	checkAllBytes     int64 = 64 << 20
+	checkUncleanBytes int64 = 1 << 30
+)
+
+// checkAtOpen looks for damage inside the file (pages zeroed or overwritten), which
+// otherwise opens fine and then fails every commit: it walks the first and last pages of
+// every bucket, the pages capture writes to (appends at the end, eviction at the start),
+// and, on files small enough (see checkAllBytes), runs bbolt's full consistency check.
+// What it finds is ErrCorrupt.
+func checkAtOpen(tx *bolt.Tx) error {
+	err := tx.ForEach(func(name []byte, bk *bolt.Bucket) error {
+		c := bk.Cursor()
+		c.First()
+		c.Last()
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrCorrupt, err)
+	}
+	clean := false
+	if meta := tx.Bucket(bMeta); meta != nil {
+		clean = u64(meta.Get(kClean)) == 1
+	}
+	if tx.Size() > checkUncleanBytes || tx.Size() > checkAllBytes && clean {
+		return nil
+	}
+	var first error
+	n := 0
+	for err := range tx.Check() {
+		if first == nil {
+			first = err
+		}
+		n++
+	}
+	switch {
+	case n == 1:
+		return fmt.Errorf("%w: consistency check: %v", ErrCorrupt, first)
+	case n > 1:
+		return fmt.Errorf("%w: consistency check: %v (and %d more problems)", ErrCorrupt, first, n-1)
+	}
+	return nil
 }
 
 // openBolt opens the file, turning lock timeouts into ErrLocked and bbolt's errors,
