@@ -119,3 +119,53 @@ func TestOpenDamagedEdges(t *testing.T) {
 	}
 	t.Logf("Open: %v", err)
 }
+
+// TestEmptyFile: a 0-byte sessions.db read-only is "empty, no sessions" (ErrEmpty, which
+// readers treat as no store yet: it used to be "bad file descriptor"); opened for writing
+// it becomes a new store.
+func TestEmptyFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sessions.db")
+	if err := os.WriteFile(path, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Open(path, Options{ReadOnly: true})
+	if !errors.Is(err, ErrEmpty) || !errors.Is(err, os.ErrNotExist) || strings.Contains(err.Error(), "bad file descriptor") {
+		t.Fatalf("read-only Open of a 0-byte file: %v", err)
+	}
+	s := openTest(t, path, Options{})
+	putAll(t, s, testSession(s.NextID(), 200, 1, 1))
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r := openTest(t, path, Options{ReadOnly: true})
+	defer r.Close()
+	if n := r.Stats().Sessions; n != 1 {
+		t.Fatalf("%d sessions", n)
+	}
+}
+
+// TestStaleCompactRemoved: a compacted copy left by a killed compact (sessions.db.compact)
+// is removed by the next writable Open, not kept until the next compact.
+func TestStaleCompactRemoved(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sessions.db")
+	s := openTest(t, path, Options{})
+	s.Close()
+	stale := CompactPath(path)
+	if err := os.WriteFile(stale, make([]byte, 1<<20), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := openTest(t, path, Options{ReadOnly: true})
+	r.Close()
+	if _, err := os.Stat(stale); err != nil {
+		t.Fatalf("a read-only Open removed the copy: %v", err)
+	}
+	s = openTest(t, path, Options{})
+	defer s.Close()
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Fatalf("stale compact copy still there: %v", err)
+	}
+	// Compact still works with the name.
+	if err := s.Compact(stale); err != nil {
+		t.Fatal(err)
+	}
+}

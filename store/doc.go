@@ -99,7 +99,16 @@
 //
 // bbolt locks the file: a second writer (another Inspector on the same data directory)
 // gets ErrLocked within Options.LockTimeout. A damaged or truncated file gives ErrCorrupt
-// (bbolt panics on some garbage; Open recovers and turns faults into ErrCorrupt); with
-// Options.MoveAsideCorrupt the file is renamed to sessions.db.corrupt-TIME and a fresh
-// store is created.
+// (bbolt panics on some garbage; Open recovers and turns faults into ErrCorrupt). Damage
+// inside a file whose header is intact (pages zeroed or overwritten) is looked for at
+// Open: a walk of every bucket's first and last pages (where capture writes), and bbolt's
+// full consistency check on files up to 64 MiB, or up to 1 GiB when the last writer did not
+// close cleanly (checkAtOpen; about 30 ms per 66 MB). With Options.MoveAsideCorrupt the
+// file is renamed to sessions.db.corrupt-TIME and a fresh store is created. Damage the
+// open-time check misses and a commit meets later makes the store unhealthy with
+// Health.Damaged.
+//
+// A 0-byte file is no store: a writable Open makes it a new one; a read-only Open gives
+// ErrEmpty (which is also fs.ErrNotExist). A writable Open removes sessions.db.compact
+// (CompactPath) left by a compact that was killed.
 package store

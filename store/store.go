@@ -31,7 +31,22 @@ var (
 	ErrReadOnly = errors.New("session store is open read-only")
 	// ErrClosed: the store was closed.
 	ErrClosed = errors.New("session store is closed")
+	// ErrEmpty: a read-only Open of a 0-byte file (a store created and never written, or
+	// cut to nothing): it holds no sessions. errors.Is(err, fs.ErrNotExist) is true too, so
+	// readers treat it as no store yet. A writable Open makes it a new store.
+	ErrEmpty error = emptyError{}
 )
+
+type emptyError struct{}
+
+func (emptyError) Error() string { return "session store file is empty (0 bytes): no sessions stored" }
+
+func (emptyError) Is(target error) bool { return target == fs.ErrNotExist }
+
+// CompactPath is where Compact's caller writes the compacted copy of the store at path
+// (inspector store compact). A writable Open removes a copy left there by a compact that
+// was killed; nothing else uses that name.
+func CompactPath(path string) string { return path + ".compact" }
 
 // Options for Open. The zero value gives the defaults noted on each field.
 type Options struct {
@@ -191,6 +206,9 @@ func open(path string, opts Options) (*Store, error) {
 	} else if opts.ReadOnly || !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
+	if size == 0 && opts.ReadOnly {
+		return nil, fmt.Errorf("%s: %w", path, ErrEmpty)
+	}
 	db, err := openBolt(path, opts)
 	if err != nil {
 		return nil, err
@@ -251,6 +269,12 @@ func open(path string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if !s.readOnly {
+		// We hold the lock: no compact of this file is running. A copy left by one that was
+		// killed (as large as the store) goes.
+		if err := os.Remove(CompactPath(path)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			db.Close()
+			return nil, fmt.Errorf("removing a stale compact copy: %w", err)
+		}
 		s.queue = make(chan item, opts.QueueSize)
 		s.kick = make(chan struct{}, 1)
 		s.nudge = make(chan struct{}, 1)
