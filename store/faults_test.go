@@ -21,6 +21,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"inspector/engine/session"
+	"inspector/store/har"
 )
 
 const faultChildEnv = "INSPECTOR_STORE_FAULT_CHILD"
@@ -51,6 +52,10 @@ func TestFaultChild(t *testing.T) {
 		diskFullChild(t, arg)
 	case "diskfull-big":
 		diskFullBigChild(t, arg)
+	case "import-die":
+		importDieChild(t, arg)
+	case "har-import":
+		harImportChild(t, arg)
 	case "readonly":
 		_, err := Open(filepath.Join(arg, "sessions.db"), Options{})
 		fmt.Printf("open: %v\n", err)
@@ -477,3 +482,134 @@ func TestTruncatedAtEveryPage(t *testing.T) {
 }
 
 const rlimInfinity = ^uint64(0) // RLIM_INFINITY on Linux
+
+// importDieChild stores one session, then dies (as kill -9 would leave it: no Close) in
+// the middle of an import that has written two chunks.
+func importDieChild(t *testing.T, path string) {
+	s, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.Put(testSession(s.NextID(), 200, 10, 10)) || s.Flush() != nil {
+		t.Fatal("put")
+	}
+	s.ImportStream(func(add func(*session.Session) error) error {
+		for i := 0; i < 2*importChunkSessions+5; i++ {
+			if err := add(testSession(0, 201, 0, 100)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		fmt.Printf("stored %d\n", s.Stats().Sessions)
+		os.Exit(0)
+		return nil
+	})
+}
+
+// TestImportKilled: an import killed after writing some of its chunks leaves nothing:
+// the next Open removes its sessions.
+func TestImportKilled(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sessions.db")
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := childCmd(t, exe, "import-die:"+path).Output()
+	if err != nil || !strings.Contains(string(out), "stored ") {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+	var stored int
+	fmt.Sscanf(string(out[strings.Index(string(out), "stored "):]), "stored %d", &stored)
+	if stored < 2*importChunkSessions {
+		t.Fatalf("the child had stored %d sessions before it died, want the import's chunks", stored)
+	}
+	s := openTest(t, path, Options{})
+	defer s.Close()
+	if st := s.Stats(); st.Sessions != 1 {
+		t.Fatalf("%d sessions after the killed import, want the 1 stored before it", st.Sessions)
+	}
+	if sums, err := s.List(Query{}); err != nil || len(sums) != 1 || sums[0].Status != 200 {
+		t.Fatalf("%v %v", sums, err)
+	}
+	if err := s.Check(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// harImportChild imports the HAR file arg (path of the store ‖ "|" ‖ HAR file) streaming,
+// and prints the peak RSS.
+func harImportChild(t *testing.T, arg string) {
+	path, file, _ := strings.Cut(arg, "|")
+	s, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, err := s.ImportStream(func(add func(*session.Session) error) error {
+		_, err := har.Decode(f, har.DefaultLimits, func(ss *session.Session, _ session.ID) error { return add(ss) })
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	fmt.Printf("imported %d peak %.0f\n", len(ids), peakRSSMB())
+}
+
+// BenchmarkImportHAR200MB: `inspector har import` of a 200 MB HAR file (1,500 entries with
+// 100 KB bodies, base64, and 20,000 small ones), in a child process so its peak RSS is the
+// import's alone.
+func BenchmarkImportHAR200MB(b *testing.B) {
+	dir := b.TempDir()
+	file := filepath.Join(dir, "big.har")
+	f, err := os.Create(file)
+	if err != nil {
+		b.Fatal(err)
+	}
+	w, err := har.NewWriter(f, "bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := 0; i < 21500; i++ {
+		body := 1000
+		if i%15 == 0 {
+			body = 100 << 10
+		}
+		ss := testSession(session.ID(i+1), 200, 0, body)
+		ss.Response.Header.Set("Content-Type", "application/octet-stream")
+		if err := w.Add(ss); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		b.Fatal(err)
+	}
+	f.Close()
+	fi, _ := os.Stat(file)
+	b.Logf("HAR file: %d MB", fi.Size()>>20)
+	exe, err := os.Executable()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	var peak float64
+	for i := 0; i < b.N; i++ {
+		path := filepath.Join(dir, fmt.Sprintf("sessions-%d.db", i))
+		cmd := exec.Command(exe, "-test.run=^TestFaultChild$", "-test.count=1")
+		cmd.Env = append(os.Environ(), faultChildEnv+"=har-import:"+path+"|"+file)
+		out, err := cmd.Output()
+		if err != nil {
+			b.Fatalf("child: %v\n%s", err, out)
+		}
+		var n int
+		if _, err := fmt.Sscanf(string(out[strings.Index(string(out), "imported "):]), "imported %d peak %f", &n, &peak); err != nil || n != 21500 {
+			b.Fatalf("child output %q: %v", out, err)
+		}
+		os.Remove(path)
+	}
+	b.ReportMetric(peak, "peakRSS-MB")
+}

@@ -148,7 +148,8 @@ type Store struct {
 	movedAside string
 	lastErr    atomic.Pointer[string]
 
-	health health
+	health   health
+	importMu sync.Mutex // one ImportStream at a time
 
 	frames frameWriter // HTTP/2 and HTTP/3 frames (frames.go)
 
@@ -244,6 +245,9 @@ func open(path string, opts Options) (*Store, error) {
 				return err
 			}
 			if err := validate(tx); err != nil {
+				return err
+			}
+			if err := rollbackImportAtOpen(tx); err != nil {
 				return err
 			}
 			meta := tx.Bucket(bMeta)
