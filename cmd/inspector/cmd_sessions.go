@@ -528,13 +528,13 @@ func runHARExport(args []string) error {
 	return nil
 }
 
-// importHARInto reads a whole HAR document and stores its sessions, all or none.
+// importHARInto reads a HAR document and stores its sessions, all or none, streaming:
+// one entry in memory at a time, written in chunks the store rolls back on error.
 func importHARInto(st *store.Store, r io.Reader) ([]session.ID, error) {
-	sessions, err := har.Read(r)
-	if err != nil {
-		return nil, err
-	}
-	return st.Import(sessions)
+	return st.ImportStream(func(add func(*session.Session) error) error {
+		_, err := har.Decode(r, har.DefaultLimits, func(s *session.Session, _ session.ID) error { return add(s) })
+		return err
+	})
 }
 
 func runHARImport(args []string) error {
