@@ -169,3 +169,50 @@ func TestStaleCompactRemoved(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestDamagedWhileRunning: damage a commit meets (the file's pages zeroed under the
+// running store) is not retried in parts: the batch is counted lost and the health says
+// damaged, with the error, until a restart with MoveAsideCorrupt.
+func TestDamagedWhileRunning(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sessions.db")
+	s := openTest(t, path, Options{})
+	for i := 0; i < 20; i++ {
+		putAll(t, s, testSession(s.NextID(), 200, 100, 3000))
+	}
+	watch, stop := s.WatchHealth()
+	defer stop()
+	if h := <-watch; !h.Healthy {
+		t.Fatalf("health at start: %+v", h)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fi, _ := f.Stat()
+	ps := int64(pageSize())
+	if _, err := f.WriteAt(make([]byte, fi.Size()-2*ps), 2*ps); err != nil { // all but the meta pages
+		t.Fatal(err)
+	}
+	f.Close()
+	s.Put(testSession(s.NextID(), 200, 100, 3000))
+	s.Put(testSession(s.NextID(), 200, 100, 3000))
+	if err := s.Flush(); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("Flush on a damaged file: %v, want ErrCorrupt", err)
+	}
+	h := <-watch
+	if h.Healthy || !h.Damaged || h.Lost != 2 || h.LastError == "" {
+		t.Fatalf("health after a commit met damage: %+v", h)
+	}
+	if st := s.Stats(); st.Healthy || st.Dropped != 2 || st.LastError == "" {
+		t.Fatalf("stats: %+v", st)
+	}
+	s.Close()
+	s, err = Open(path, Options{MoveAsideCorrupt: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if st := s.Stats(); st.MovedAside == "" || !st.Healthy {
+		t.Fatalf("after restart: %+v", st)
+	}
+}

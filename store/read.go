@@ -288,19 +288,17 @@ func (s *Store) update(f func(b *buckets, count uint64, total int64) (uint64, in
 	}
 	var count uint64
 	var total int64
-	err := guard(func() error {
-		return s.db.Update(func(tx *bolt.Tx) error {
-			b := txBuckets(tx)
-			var err error
-			count, total, err = f(b, u64(b.meta.Get(kCount)), int64(u64(b.meta.Get(kBytes))))
-			if err != nil {
-				return err
-			}
-			if err := b.finish(); err != nil {
-				return err
-			}
-			return putMeta(b.meta, kCount, count, kBytes, total)
-		})
+	err := s.writeTx(func(tx *bolt.Tx) error {
+		b := txBuckets(tx)
+		var err error
+		count, total, err = f(b, u64(b.meta.Get(kCount)), int64(u64(b.meta.Get(kBytes))))
+		if err != nil {
+			return err
+		}
+		if err := b.finish(); err != nil {
+			return err
+		}
+		return putMeta(b.meta, kCount, count, kBytes, total)
 	})
 	if err != nil {
 		return err

@@ -122,6 +122,8 @@ const (
 type Store struct {
 	path     string
 	db       *bolt.DB
+	file     *os.File              // bbolt's file, for closeDB
+	broken   atomic.Pointer[error] // set when a write transaction panicked (writeTx)
 	opts     Options
 	readOnly bool
 
@@ -210,13 +212,13 @@ func open(path string, opts Options) (*Store, error) {
 	if size == 0 && opts.ReadOnly {
 		return nil, fmt.Errorf("%s: %w", path, ErrEmpty)
 	}
-	db, err := openBolt(path, opts)
+	db, file, err := openBolt(path, opts)
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{path: path, db: db, opts: opts, readOnly: opts.ReadOnly}
+	s := &Store{path: path, db: db, file: file, opts: opts, readOnly: opts.ReadOnly}
 	s.health.init(time.Now())
-	err = guard(func() error {
+	err, panicked := guardPanic(func() error {
 		check := func(tx *bolt.Tx) error {
 			if size > 0 && tx.Size() > size {
 				return fmt.Errorf("%w: file is truncated (%d of %d bytes)", ErrCorrupt, size, tx.Size())
@@ -266,7 +268,10 @@ func open(path string, opts Options) (*Store, error) {
 		})
 	})
 	if err != nil {
-		db.Close()
+		if panicked && !s.readOnly {
+			s.broken.Store(&err) // the writer lock may be held: do not wait for it
+		}
+		s.closeDB()
 		if !errors.Is(err, ErrCorrupt) && !errors.Is(err, ErrSchemaTooNew) && errors.Is(err, errBadRecord) {
 			err = fmt.Errorf("%w: %v", ErrCorrupt, err)
 		}
@@ -338,8 +343,9 @@ func checkAtOpen(tx *bolt.Tx) error {
 
 // openBolt opens the file, turning lock timeouts into ErrLocked and bbolt's errors,
 // panics and memory faults on damaged files into ErrCorrupt.
-func openBolt(path string, opts Options) (db *bolt.DB, err error) {
-	var file *os.File // to release the lock if bbolt panics half-way through Open
+func openBolt(path string, opts Options) (db *bolt.DB, file *os.File, err error) {
+	// file is kept to release the lock if bbolt panics half-way through Open, or a later
+	// write transaction panics (see writeTx).
 	err = guard(func() error {
 		var e error
 		db, e = bolt.Open(path, 0o600, &bolt.Options{
@@ -364,30 +370,63 @@ func openBolt(path string, opts Options) (db *bolt.DB, err error) {
 	}
 	switch {
 	case err == nil:
-		return db, nil
+		return db, file, nil
 	case errors.Is(err, berrors.ErrTimeout):
-		return nil, fmt.Errorf("%s: %w", path, ErrLocked)
+		return nil, nil, fmt.Errorf("%s: %w", path, ErrLocked)
 	case errors.Is(err, fs.ErrPermission), errors.Is(err, fs.ErrNotExist):
-		return nil, err
+		return nil, nil, err
 	case errors.Is(err, ErrCorrupt):
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	default:
 		// ErrInvalid, ErrChecksum, ErrVersionMismatch, short files, mmap of garbage sizes.
-		return nil, fmt.Errorf("%s: %w: %v", path, ErrCorrupt, err)
+		return nil, nil, fmt.Errorf("%s: %w: %v", path, ErrCorrupt, err)
 	}
 }
 
 // guard runs f turning panics and memory faults (bbolt reading a damaged file) into
 // ErrCorrupt.
-func guard(f func() error) (err error) {
+func guard(f func() error) error {
+	err, _ := guardPanic(f)
+	return err
+}
+
+// guardPanic is guard that also reports whether f panicked.
+func guardPanic(f func() error) (err error, panicked bool) {
 	old := debug.SetPanicOnFault(true)
 	defer func() {
 		debug.SetPanicOnFault(old)
 		if r := recover(); r != nil {
-			err = fmt.Errorf("%w: %v", ErrCorrupt, r)
+			err, panicked = fmt.Errorf("%w: %v", ErrCorrupt, r), true
 		}
 	}()
-	return f()
+	return f(), false
+}
+
+// writeTx runs f in a bbolt write transaction, turning panics (bbolt meeting a damaged
+// file) into ErrCorrupt. bbolt's rollback after such a panic can panic as well and leave
+// its writer lock held, so every later write transaction (and DB.Close) would wait
+// forever: after a panic the store is broken, its writes fail at once with that error,
+// and Close releases the file without bbolt.
+func (s *Store) writeTx(f func(*bolt.Tx) error) error {
+	if p := s.broken.Load(); p != nil {
+		return *p
+	}
+	err, panicked := guardPanic(func() error { return s.db.Update(f) })
+	if panicked {
+		s.broken.CompareAndSwap(nil, &err)
+	}
+	return err
+}
+
+// closeDB closes the bbolt file, or, when a write transaction panicked (writeTx), releases
+// its lock and descriptor without bbolt (its mapping stays until the process ends).
+func (s *Store) closeDB() error {
+	if p := s.broken.Load(); p != nil {
+		releaseLock(s.file)
+		s.file.Close()
+		return *p
+	}
+	return s.db.Close()
 }
 
 func (s *Store) view(f func(tx *bolt.Tx) error) error {
@@ -419,7 +458,7 @@ func (s *Store) Path() string { return s.path }
 // calls return false; later reads fail.
 func (s *Store) Close() error {
 	if s.readOnly {
-		return s.db.Close()
+		return s.closeDB()
 	}
 	s.mu.Lock()
 	if s.closed {
@@ -434,7 +473,10 @@ func (s *Store) Close() error {
 	err := <-ch
 	<-s.done
 	s.frames.close()
-	return errors.Join(err, s.db.Close())
+	if cerr := s.closeDB(); cerr != nil && s.broken.Load() == nil {
+		err = errors.Join(err, cerr)
+	}
+	return err
 }
 
 // reserveBytes counts n body bytes as queued and reports whether they fit under
@@ -506,14 +548,12 @@ func (s *Store) NextID() session.ID {
 	defer s.reserveMu.Unlock()
 	if id > s.reserved.Load() {
 		want := id + idBlock
-		err := guard(func() error {
-			return s.db.Update(func(tx *bolt.Tx) error {
-				meta := tx.Bucket(bMeta)
-				if cur := u64(meta.Get(kReserved)); cur > want {
-					want = cur
-				}
-				return meta.Put(kReserved, u64Bytes(want))
-			})
+		err := s.writeTx(func(tx *bolt.Tx) error {
+			meta := tx.Bucket(bMeta)
+			if cur := u64(meta.Get(kReserved)); cur > want {
+				want = cur
+			}
+			return meta.Put(kReserved, u64Bytes(want))
 		})
 		if err != nil {
 			// The store is closed or failing: the id is still unique in this run, but

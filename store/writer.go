@@ -281,60 +281,58 @@ func (s *Store) commit(batch []*session.Session, frames [][]session.Frame, clean
 	var total int64
 	var reserved uint64
 	over := false
-	err := guard(func() error {
-		return s.db.Update(func(tx *bolt.Tx) error {
-			b := txBuckets(tx)
-			b.arena, b.scratch = s.arena[:0], s.scratch
-			b.certTbl.cache = &s.certCache
-			defer func() { s.arena, s.scratch = b.arena, b.scratch }()
-			// Ids grow, so appends fill pages fully.
-			b.sums.FillPercent, b.sess.FillPercent, b.bodies.FillPercent = 1, 1, 1
-			count = u64(b.meta.Get(kCount))
-			total = int64(u64(b.meta.Get(kBytes)))
-			committed := u64(b.meta.Get(kCommitted))
-			if frames != nil {
-				b.frames.FillPercent = 1
-			}
-			for i, ss := range batch {
-				// Every stored id is ≤ committed, so a larger id needs no delete.
-				if uint64(ss.ID) <= committed {
-					if old, ok, err := deleteSession(b, ss.ID); err != nil {
-						return err
-					} else if ok {
-						count--
-						total -= old
-					}
-				}
-				n, err := putSession(b, ss)
-				if err != nil {
-					return fmt.Errorf("session %d: %w", ss.ID, err)
-				}
-				count++
-				total += n
-				committed = max(committed, uint64(ss.ID))
-				if frames != nil && len(frames[i]) > 0 {
-					if err := putNewFrames(b, ss.ID, frames[i]); err != nil {
-						return fmt.Errorf("frames of session %d: %w", ss.ID, err)
-					}
+	err := s.writeTx(func(tx *bolt.Tx) error {
+		b := txBuckets(tx)
+		b.arena, b.scratch = s.arena[:0], s.scratch
+		b.certTbl.cache = &s.certCache
+		defer func() { s.arena, s.scratch = b.arena, b.scratch }()
+		// Ids grow, so appends fill pages fully.
+		b.sums.FillPercent, b.sess.FillPercent, b.bodies.FillPercent = 1, 1, 1
+		count = u64(b.meta.Get(kCount))
+		total = int64(u64(b.meta.Get(kBytes)))
+		committed := u64(b.meta.Get(kCommitted))
+		if frames != nil {
+			b.frames.FillPercent = 1
+		}
+		for i, ss := range batch {
+			// Every stored id is ≤ committed, so a larger id needs no delete.
+			if uint64(ss.ID) <= committed {
+				if old, ok, err := deleteSession(b, ss.ID); err != nil {
+					return err
+				} else if ok {
+					count--
+					total -= old
 				}
 			}
-			var err error
-			count, total, over, err = s.evict(b, count, total)
+			n, err := putSession(b, ss)
 			if err != nil {
-				return err
+				return fmt.Errorf("session %d: %w", ss.ID, err)
 			}
-			if err := b.finish(); err != nil {
-				return err
+			count++
+			total += n
+			committed = max(committed, uint64(ss.ID))
+			if frames != nil && len(frames[i]) > 0 {
+				if err := putNewFrames(b, ss.ID, frames[i]); err != nil {
+					return fmt.Errorf("frames of session %d: %w", ss.ID, err)
+				}
 			}
-			alloc := s.next.Load()
-			reserved = max(u64(b.meta.Get(kReserved)), alloc+idBlock)
-			cleanV := uint64(0)
-			if clean {
-				cleanV = 1
-			}
-			return putMeta(b.meta, kCount, count, kBytes, total, kCommitted, committed,
-				kAllocated, alloc, kReserved, reserved, kClean, cleanV)
-		})
+		}
+		var err error
+		count, total, over, err = s.evict(b, count, total)
+		if err != nil {
+			return err
+		}
+		if err := b.finish(); err != nil {
+			return err
+		}
+		alloc := s.next.Load()
+		reserved = max(u64(b.meta.Get(kReserved)), alloc+idBlock)
+		cleanV := uint64(0)
+		if clean {
+			cleanV = 1
+		}
+		return putMeta(b.meta, kCount, count, kBytes, total, kCommitted, committed,
+			kAllocated, alloc, kReserved, reserved, kClean, cleanV)
 	})
 	if err != nil {
 		return err
