@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"inspector/engine/session"
+	"inspector/store/storetest"
 )
 
 // damagedStore writes a store of n sessions, closes it cleanly and zeroes the pages from
@@ -26,19 +27,7 @@ func damagedStore(t testing.TB, n int) string {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	fi, _ := f.Stat()
-	ps := int64(pageSize())
-	zero := make([]byte, ps)
-	for off := fi.Size() / 4; off < fi.Size()*3/4; off += 2 * ps {
-		if _, err := f.WriteAt(zero, off); err != nil {
-			t.Fatal(err)
-		}
-	}
+	storetest.ZeroInside(t, path, int64(pageSize()))
 	return path
 }
 

@@ -202,19 +202,8 @@ func TestDiskFullBigBodies(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := childCmd(t, exe, "diskfull-big:"+path).Output()
-	if err != nil {
-		t.Fatalf("child: %v\n%s", err, out)
-	}
-	start := strings.Index(string(out), "{")
 	var r bigReport
-	if start < 0 || json.NewDecoder(strings.NewReader(string(out[start:]))).Decode(&r) != nil {
-		t.Fatalf("child output: %s", out)
-	}
+	runChild(t, "diskfull-big:"+path, &r)
 	t.Logf("%d big, %d small, %d failed flushes; failing: %+v; dropped %d, bodies dropped %d",
 		len(r.Big), len(r.Small), r.FlushErrs, r.Failing, r.Stats.Dropped, r.Stats.BodiesDropped)
 	if r.FlushErrs == 0 {
@@ -282,6 +271,24 @@ func TestDiskFullBigBodies(t *testing.T) {
 	}
 }
 
+// runChild runs this test binary as the fault child spec and decodes the JSON report it
+// prints into report.
+func runChild(t *testing.T, spec string, report any) {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := childCmd(t, exe, spec).Output()
+	if err != nil {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+	start := strings.Index(string(out), "{")
+	if start < 0 || json.NewDecoder(strings.NewReader(string(out[start:]))).Decode(report) != nil {
+		t.Fatalf("child output: %s", out)
+	}
+}
+
 func childCmd(t *testing.T, exe, spec string) *exec.Cmd {
 	cmd := exec.Command(exe, "-test.run=^TestFaultChild$", "-test.count=1")
 	cmd.Env = append(os.Environ(), faultChildEnv+"="+spec)
@@ -296,19 +303,8 @@ func TestDiskFull(t *testing.T) {
 		t.Skip("RLIMIT_FSIZE behaviour is checked on Linux")
 	}
 	path := filepath.Join(t.TempDir(), "sessions.db")
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := childCmd(t, exe, "diskfull:"+path).Output()
-	if err != nil {
-		t.Fatalf("child: %v\n%s", err, out)
-	}
-	start := strings.Index(string(out), "{")
 	var r diskFullReport
-	if start < 0 || json.NewDecoder(strings.NewReader(string(out[start:]))).Decode(&r) != nil {
-		t.Fatalf("child output: %s", out)
-	}
+	runChild(t, "diskfull:"+path, &r)
 	t.Logf("acked %d, flush errors %d (first: %s), dropped %d, puts after full %d, close: %q",
 		len(r.Acked), r.FlushErrs, r.FirstErr, r.Dropped, r.AfterFull, r.CloseError)
 	if r.FlushErrs == 0 {

@@ -22,6 +22,7 @@ import (
 	"inspector/engine/enginetest"
 	"inspector/engine/session"
 	"inspector/store"
+	"inspector/store/storetest"
 )
 
 // zeroInside writes a store of n sessions into dataDir, closes it cleanly and zeroes every
@@ -43,19 +44,7 @@ func zeroInside(t *testing.T, dataDir string, n int) {
 	if err := st.Close(); err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	fi, _ := f.Stat()
-	const ps = 16 << 10
-	zero := make([]byte, ps)
-	for off := fi.Size() / 4 / ps * ps; off < fi.Size()*3/4; off += 2 * ps {
-		if _, err := f.WriteAt(zero, off); err != nil {
-			t.Fatal(err)
-		}
-	}
+	storetest.ZeroInside(t, path, 16<<10) // the page size of new stores
 }
 
 // TestHeadlessDamagedStore: a store damaged inside makes the headless proxy exit 1 with a

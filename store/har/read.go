@@ -201,16 +201,29 @@ func (d *docReader) document() error {
 	return nil
 }
 
-func (d *docReader) log() error {
+// open reads the token that starts the value of field, which must be delim; a null is
+// the error missing.
+func (d *docReader) open(delim json.Delim, field string, missing *Error) error {
 	tok, err := d.dec.Token()
 	if err != nil {
 		return d.jsonError(err)
 	}
 	if tok == nil {
-		return &Error{Entry: -1, Msg: `not a HAR document: no "log" object at the top level`}
+		return missing
 	}
-	if tok != json.Delim('{') {
-		return &Error{Entry: -1, Field: "log", Msg: "want an object, got " + tokenKind(tok)}
+	if tok != delim {
+		want := "an object"
+		if delim == '[' {
+			want = "an array"
+		}
+		return &Error{Entry: -1, Field: field, Msg: "want " + want + ", got " + tokenKind(tok)}
+	}
+	return nil
+}
+
+func (d *docReader) log() error {
+	if err := d.open('{', "log", &Error{Entry: -1, Msg: `not a HAR document: no "log" object at the top level`}); err != nil {
+		return err
 	}
 	seenEntries := false
 	for d.dec.More() {
@@ -260,15 +273,8 @@ func (d *docReader) log() error {
 }
 
 func (d *docReader) entryList() error {
-	tok, err := d.dec.Token()
-	if err != nil {
-		return d.jsonError(err)
-	}
-	if tok == nil {
-		return &Error{Entry: -1, Field: "log.entries", Msg: `not a HAR document: no "entries" array`}
-	}
-	if tok != json.Delim('[') {
-		return &Error{Entry: -1, Field: "log.entries", Msg: "want an array, got " + tokenKind(tok)}
+	if err := d.open('[', "log.entries", &Error{Entry: -1, Field: "log.entries", Msg: `not a HAR document: no "entries" array`}); err != nil {
+		return err
 	}
 	for d.dec.More() {
 		if d.entries == d.lim.MaxEntries {
@@ -293,8 +299,7 @@ func (d *docReader) entryList() error {
 			return errFn{err}
 		}
 	}
-	_, err = d.dec.Token()
-	if err != nil {
+	if _, err := d.dec.Token(); err != nil {
 		return d.jsonError(err)
 	}
 	return nil
