@@ -609,3 +609,72 @@ func BenchmarkImportHAR200MB(b *testing.B) {
 	}
 	b.ReportMetric(peak, "peakRSS-MB")
 }
+
+// TestDiskFullTmpfs is the full disk of the issue on a real file system: a 20 MB tmpfs
+// (mounted when the test may: root), 3 MB bodies. Small sessions are all stored, every
+// big one is stored whole or without its body (counted), the health turns and turns back
+// when the tmpfs grows (the disk freed).
+func TestDiskFullTmpfs(t *testing.T) {
+	dir := t.TempDir()
+	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=20m"); err != nil {
+		t.Skipf("cannot mount a tmpfs here: %v", err)
+	}
+	t.Cleanup(func() { syscall.Unmount(dir, syscall.MNT_DETACH) })
+	path := filepath.Join(dir, "sessions.db")
+	s := openTest(t, path, Options{})
+	var small, big []session.ID
+	for i := 0; i < 12; i++ {
+		b := testSession(s.NextID(), 200, 0, 3<<20)
+		big = append(big, b.ID)
+		s.Put(b)
+		x := testSession(s.NextID(), 200, 100, 1000)
+		small = append(small, x.ID)
+		s.Put(x)
+		s.Flush()
+	}
+	h := s.Health()
+	t.Logf("after 12 rounds: %+v", h)
+	if h.Healthy || !strings.Contains(h.LastError, "no space left on device") {
+		t.Fatalf("health on a full tmpfs: %+v", h)
+	}
+	for _, id := range small {
+		if got, err := s.Get(id); err != nil || len(got.Response.Body.Data) != 1000 {
+			t.Fatalf("small session %d: %v", id, err)
+		}
+	}
+	var whole, stripped uint64
+	for _, id := range big {
+		got, err := s.Get(id)
+		switch {
+		case err != nil:
+			t.Fatalf("big session %d: %v", id, err)
+		case len(got.Response.Body.Data) == 3<<20:
+			whole++
+		case got.Response.Body.Truncated:
+			stripped++
+		}
+	}
+	t.Logf("big sessions: %d whole, %d without their body", whole, stripped)
+	if st := s.Stats(); whole == 0 || stripped == 0 || st.BodiesDropped != stripped || st.Dropped != 0 {
+		t.Fatalf("whole %d, stripped %d; stats %+v", whole, stripped, st)
+	}
+	if err := syscall.Mount("tmpfs", dir, "tmpfs", syscall.MS_REMOUNT, "size=80m"); err != nil {
+		t.Fatal(err)
+	}
+	b := testSession(s.NextID(), 200, 0, 3<<20)
+	putAll(t, s, b)
+	if h := s.Health(); !h.Healthy || h.LastError != "" || h.BodiesLost != stripped {
+		t.Fatalf("health after the tmpfs grew: %+v", h)
+	}
+	if got, err := s.Get(b.ID); err != nil || len(got.Response.Body.Data) != 3<<20 {
+		t.Fatalf("session after the tmpfs grew: %v", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = openTest(t, path, Options{})
+	defer s.Close()
+	if err := s.Check(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -9,8 +9,10 @@ import (
 
 // Health is whether the store is storing what it is given (doc.go "Health").
 type Health struct {
-	// Healthy is false from a commit that lost sessions (or their bodies) until a commit
-	// stores every session of its batch again.
+	// Healthy is false from a commit that lost sessions (or their bodies), or a Put that
+	// found the queue full, until a commit stores every session of its batch again.
+	// Bodies Put leaves out when the queue holds Options.QueueBytes (Stats.BodiesDropped)
+	// do not change it: that is the memory bound at work, not a failing store.
 	Healthy bool `json:"healthy"`
 	// Since is when the store entered this state (Open, when it started failing, or when it
 	// recovered).
@@ -20,8 +22,9 @@ type Health struct {
 	// Damaged: the failure is damage inside the file, not lack of space: restarting with
 	// Options.MoveAsideCorrupt (--reset-store) moves it aside.
 	Damaged bool `json:"damaged,omitempty"`
-	// Lost and BodiesLost count the sessions not stored, and stored without their bodies,
-	// since the store started failing (when healthy again: during the last failing spell).
+	// Lost and BodiesLost count the sessions not stored (failed commits, a full queue), and
+	// stored without their bodies by failed commits, since the store started failing (when
+	// healthy again: during the last failing spell).
 	Lost       uint64 `json:"lost"`
 	BodiesLost uint64 `json:"bodies_lost"`
 }

@@ -3,6 +3,7 @@ package store
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"inspector/engine/session"
@@ -70,6 +71,9 @@ func TestPutNeverWaits(t *testing.T) {
 	}
 	if s.Put(testSession(99, 200, 0, 0)) || s.dropped.Load() != 1 {
 		t.Errorf("full queue: dropped %d", s.dropped.Load())
+	}
+	if h := s.Health(); h.Healthy || h.Lost != 1 || !strings.Contains(h.LastError, "queue is full") {
+		t.Errorf("health after a full queue dropped a session: %+v", h)
 	}
 }
 

@@ -37,6 +37,10 @@ var (
 	ErrEmpty error = emptyError{}
 )
 
+// errQueueFull is the health's error while Put drops sessions because the writer fell
+// behind by a whole queue.
+var errQueueFull = errors.New("the write queue is full (the disk is slower than the traffic): sessions dropped")
+
 type emptyError struct{}
 
 func (emptyError) Error() string { return "session store file is empty (0 bytes): no sessions stored" }
@@ -612,6 +616,7 @@ func (s *Store) Put(ss *session.Session) bool {
 		s.queuedBytes.Add(-n)
 		s.dropped.Add(1)
 		removeSpills([]*session.Session{ss})
+		s.healthFailed(errQueueFull, 1, 0)
 		return false
 	}
 }
