@@ -192,7 +192,7 @@ func TestDamagedWhileRunning(t *testing.T) {
 	if h.Healthy || !h.Damaged || h.Lost != 2 || h.LastError == "" {
 		t.Fatalf("health after a commit met damage: %+v", h)
 	}
-	if st := s.Stats(); st.Healthy || st.Dropped != 2 || st.LastError == "" {
+	if st := s.Stats(); st.Healthy || !st.Damaged || st.Dropped != 2 || st.LastError == "" {
 		t.Fatalf("stats: %+v", st)
 	}
 	s.Close()

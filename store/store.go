@@ -97,6 +97,9 @@ type Stats struct {
 	// and Store.WatchHealth its changes); HealthSince is when that state began.
 	Healthy     bool      `json:"healthy"`
 	HealthSince time.Time `json:"health_since"`
+	// Damaged: the failing commits met damage inside the file (Health.Damaged): restart
+	// with --reset-store.
+	Damaged bool `json:"damaged,omitempty"`
 	// MovedAside is where Open moved a corrupt file (Options.MoveAsideCorrupt), or "".
 	MovedAside string `json:"moved_aside,omitempty"`
 }
@@ -653,7 +656,7 @@ func (s *Store) Stats() Stats {
 		st.LastError = *p
 	}
 	h := s.health.get()
-	st.Healthy, st.HealthSince = h.Healthy, h.Since
+	st.Healthy, st.HealthSince, st.Damaged = h.Healthy, h.Since, h.Damaged
 	if fi, err := os.Stat(s.path); err == nil {
 		st.FileSize = fi.Size()
 	}
