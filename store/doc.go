@@ -103,7 +103,8 @@
 // inside a file whose header is intact (pages zeroed or overwritten) is looked for at
 // Open: a walk of every bucket's first and last pages (where capture writes), and bbolt's
 // full consistency check on files up to 64 MiB, or up to 1 GiB when the last writer did not
-// close cleanly (checkAtOpen; about 30 ms per 66 MB). With Options.MoveAsideCorrupt the
+// close cleanly (checkAtOpen; its time grows with the keys: about 20 ms for 91 MB of 3 KB
+// sessions, 175 ms for 192 MB of a million small ones). With Options.MoveAsideCorrupt the
 // file is renamed to sessions.db.corrupt-TIME and a fresh store is created. Damage the
 // open-time check misses and a commit meets later makes the store unhealthy with
 // Health.Damaged.

@@ -302,7 +302,8 @@ func open(path string, opts Options) (*Store, error) {
 }
 
 // Open's consistency check (checkAtOpen) reads every page of files up to checkAllBytes
-// (BenchmarkOpenCheck: about 30 ms for 66 MB), and of files up to checkUncleanBytes when
+// (BenchmarkOpenCheck: about 20 ms for 91 MB of 3 KB sessions; a million small sessions,
+// 192 MB, take 175 ms), and of files up to checkUncleanBytes when
 // the last writer did not close the file cleanly. Every file gets the edge walk.
 var (
 	checkAllBytes     int64 = 64 << 20
