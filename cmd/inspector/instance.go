@@ -272,13 +272,13 @@ func (inst *instance) runHeadless(sub *engine.Subscription, serveErr <-chan erro
 func healthLine(h store.Health) string {
 	switch {
 	case h.Healthy:
-		return fmt.Sprintf("inspector: the session store works again (since %s); while it failed %s not stored, %s stored without bodies",
+		return fmt.Sprintf("inspector: the session store works again (since %s); while it failed %s not stored, %s stored without their bodies",
 			h.Since.Format(time.TimeOnly), plural(h.Lost, "session was", "sessions were"), plural(h.BodiesLost, "session was", "sessions were"))
 	case h.Damaged:
 		return fmt.Sprintf("inspector: the session store is damaged, sessions are not being stored: %s (restart with --reset-store to move it aside and begin a new one)", h.LastError)
 	}
-	return fmt.Sprintf("inspector: the session store is failing, sessions are being lost (%s not stored, %s stored without bodies so far): %s",
-		plural(h.Lost, "session", "sessions"), plural(h.BodiesLost, "session", "sessions"), h.LastError)
+	return fmt.Sprintf("inspector: the session store is failing: %s (so far %s not stored, %s stored without their bodies)",
+		h.LastError, plural(h.Lost, "session", "sessions"), plural(h.BodiesLost, "session", "sessions"))
 }
 
 // plural is "1 one" or "N many".

@@ -174,7 +174,7 @@ func TestHeadlessDiskFull(t *testing.T) {
 		failing = next(errLines, "the failing line")
 	}
 	t.Logf("when the disk filled: %s", failing)
-	if !strings.Contains(failing, "the session store is failing, sessions are being lost") ||
+	if !strings.Contains(failing, "the session store is failing: ") || !strings.Contains(failing, "stored without their bodies)") ||
 		!strings.Contains(failing, "file too large") {
 		t.Fatalf("failing line: %q", failing)
 	}
@@ -233,5 +233,13 @@ func TestSessionsOnEmptyStoreFile(t *testing.T) {
 	}
 	if code, out, _ := runCmd(t, "sessions", "--data-dir", dir); code != 0 || strings.TrimSpace(out) != "" {
 		t.Fatalf("after the refused import: %d %q", code, out)
+	}
+}
+
+// TestHealthLineDamaged: damage met while running names --reset-store.
+func TestHealthLineDamaged(t *testing.T) {
+	l := healthLine(store.Health{Damaged: true, LastError: "session store is damaged: assertion failed"})
+	if !strings.Contains(l, "damaged") || !strings.Contains(l, "--reset-store") || !strings.Contains(l, "assertion failed") {
+		t.Error(l)
 	}
 }
