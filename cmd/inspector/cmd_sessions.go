@@ -61,6 +61,8 @@ func openSource(dataDir string) (*source, error) {
 			return nil, fmt.Errorf("%w, but its control API is not available: %v", err, cerr)
 		}
 		return &source{api: api}, nil
+	case errors.Is(err, store.ErrCorrupt):
+		return nil, fmt.Errorf("%w (start Inspector with --reset-store to move it aside and begin a new one)", err)
 	default:
 		return nil, err
 	}

@@ -243,3 +243,14 @@ func TestHealthLineDamaged(t *testing.T) {
 		t.Error(l)
 	}
 }
+
+// TestSessionsOnDamagedStore: `inspector sessions` on a store damaged inside says so and
+// how to start afresh.
+func TestSessionsOnDamagedStore(t *testing.T) {
+	dir := t.TempDir()
+	zeroInside(t, dir, 300)
+	code, _, errOut := runCmd(t, "sessions", "--data-dir", dir)
+	if code != 1 || !strings.Contains(errOut, "session store is damaged") || !strings.Contains(errOut, "--reset-store") {
+		t.Fatalf("sessions on a damaged store: %d %q", code, errOut)
+	}
+}
