@@ -224,33 +224,31 @@ func (w *frameWriter) run(s *Store) {
 func (s *Store) commitFrames(batch map[session.ID]*pendingFrames, final bool) (map[session.ID]*pendingFrames, error) {
 	keep := map[session.ID]*pendingFrames{}
 	now := time.Now()
-	err := guard(func() error {
-		return s.db.Update(func(tx *bolt.Tx) error {
-			meta, sums, fb := tx.Bucket(bMeta), tx.Bucket(bSummaries), tx.Bucket(bFrames)
-			var buf []byte
-			committed := session.ID(u64(meta.Get(kCommitted)))
-			for id, p := range batch {
-				key := idKey(id)
-				if id > committed {
-					if !final && now.Sub(p.since) < frameWaitMax {
-						keep[id] = p
-					} else {
-						s.frames.dropped.Add(uint64(len(p.frames)))
-					}
-					continue
-				}
-				if sums.Get(key) == nil {
+	err := s.writeTx(func(tx *bolt.Tx) error {
+		meta, sums, fb := tx.Bucket(bMeta), tx.Bucket(bSummaries), tx.Bucket(bFrames)
+		var buf []byte
+		committed := session.ID(u64(meta.Get(kCommitted)))
+		for id, p := range batch {
+			key := idKey(id)
+			if id > committed {
+				if !final && now.Sub(p.since) < frameWaitMax {
+					keep[id] = p
+				} else {
 					s.frames.dropped.Add(uint64(len(p.frames)))
-					continue // deleted or evicted
 				}
-				buf = appendFrames(buf[:0], p.frames)
-				// bbolt keeps a reference to the value until the commit: copy it.
-				if err := fb.Put(frameKey(key, nextFrameSeq(fb, key)), append([]byte(nil), buf...)); err != nil {
-					return err
-				}
+				continue
 			}
-			return nil
-		})
+			if sums.Get(key) == nil {
+				s.frames.dropped.Add(uint64(len(p.frames)))
+				continue // deleted or evicted
+			}
+			buf = appendFrames(buf[:0], p.frames)
+			// bbolt keeps a reference to the value until the commit: copy it.
+			if err := fb.Put(frameKey(key, nextFrameSeq(fb, key)), append([]byte(nil), buf...)); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		s.frames.dropped.Add(uint64(countFrames(batch)))

@@ -3,18 +3,17 @@ package store
 import (
 	"os"
 	"path/filepath"
-	"runtime"
+	"strings"
 	"testing"
-	"time"
 
 	"inspector/engine/session"
 )
 
 // queueOnly is a store with a queue and no writer goroutine: the test plays the writer,
 // so when the writer "falls behind" is up to the test.
-func queueOnly(bound int64, wait time.Duration) *Store {
-	s := &Store{queue: make(chan item, 16), nudge: make(chan struct{}, 1), room: make(chan struct{}), nudgeLen: 16}
-	s.opts.QueueBytes, s.opts.QueueWait = bound, wait
+func queueOnly(bound int64) *Store {
+	s := &Store{queue: make(chan item, 16), nudge: make(chan struct{}, 1), nudgeLen: 16}
+	s.opts.QueueBytes = bound
 	return s
 }
 
@@ -24,7 +23,6 @@ func (s *Store) takeOne(t *testing.T) *session.Session {
 	select {
 	case it := <-s.queue:
 		s.queuedBytes.Add(-it.bytes)
-		s.roomMade()
 		return it.s
 	default:
 		t.Fatal("nothing queued")
@@ -32,60 +30,59 @@ func (s *Store) takeOne(t *testing.T) *session.Session {
 	}
 }
 
-// waitUntil polls cond (yielding, no fixed sleep) and fails after 10 s.
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting: %s", what)
-		}
-		runtime.Gosched()
-	}
-}
-
-// TestQueueBytesBackpressure: when queued sessions hold more body bytes than
-// Options.QueueBytes (the writer fell behind), Put waits for the writer instead of holding
-// more in memory, and keeps everything once the writer takes sessions.
-func TestQueueBytesBackpressure(t *testing.T) {
-	s := queueOnly(5000, time.Minute)
+// TestPutNeverWaits: Put never waits for the writer (the engine calls it from its observer
+// callback, which must return at once). With the writer stuck and the queue's body bound
+// reached, a Put returns at once with the session queued without its bodies (counted);
+// once the writer takes sessions, bodies fit again; a session bigger than the bound alone
+// goes in whole; with the queue full, Put returns false at once and counts the drop.
+func TestPutNeverWaits(t *testing.T) {
+	s := queueOnly(5000)
 	b := testSession(1, 200, 1000, 2000)
 	if !s.Put(b) { // 3000 bytes queued: under the bound
 		t.Fatal("first Put refused")
 	}
+	// The writer takes nothing: this Put must not wait for it.
 	c := testSession(2, 200, 1000, 2000)
-	put := make(chan bool)
-	go func() { put <- s.Put(c) }() // 6000 bytes: waits
-	waitUntil(t, "Put waits for room", func() bool { return s.waiters.Load() == 1 })
-	select {
-	case <-put:
-		t.Fatal("Put returned while the bound was exceeded")
-	default:
+	if !s.Put(c) {
+		t.Fatal("Put over the bound refused")
 	}
 	if got := s.takeOne(t); got != b {
 		t.Fatal("queue order")
 	}
-	if !<-put {
-		t.Fatal("Put refused after the writer took a session")
+	if got := s.takeOne(t); got.ID != 2 || len(got.Response.Body.Data) != 0 || !got.Response.Body.Truncated {
+		t.Fatal("the session over the bound kept its body")
 	}
-	if got := s.takeOne(t); got != c || len(got.Response.Body.Data) != 2000 {
-		t.Fatal("the waiting session lost its body")
+	if s.bodiesDropped.Load() != 1 || s.queuedBytes.Load() != 0 {
+		t.Errorf("bodies dropped %d, queued bytes %d", s.bodiesDropped.Load(), s.queuedBytes.Load())
 	}
-	if s.bodiesDropped.Load() != 0 || s.queuedBytes.Load() != 0 {
-		t.Errorf("dropped %d, queued bytes %d", s.bodiesDropped.Load(), s.queuedBytes.Load())
+	// The writer took them: the next one keeps its body.
+	if !s.Put(testSession(3, 200, 1000, 2000)) || len(s.takeOne(t).Response.Body.Data) != 2000 {
+		t.Error("body dropped with room in the queue")
 	}
 	// A session bigger than the bound alone goes in at once.
-	if !s.Put(testSession(3, 200, 0, 6000)) || len(s.takeOne(t).Response.Body.Data) != 6000 {
+	if !s.Put(testSession(4, 200, 0, 6000)) || len(s.takeOne(t).Response.Body.Data) != 6000 {
 		t.Error("oversized session alone")
+	}
+	// A full queue: Put refuses at once and counts it.
+	for i := 0; i < cap(s.queue); i++ {
+		if !s.Put(testSession(session.ID(10+i), 200, 0, 0)) {
+			t.Fatal("queue refused before it was full")
+		}
+	}
+	if s.Put(testSession(99, 200, 0, 0)) || s.dropped.Load() != 1 {
+		t.Errorf("full queue: dropped %d", s.dropped.Load())
+	}
+	if h := s.Health(); h.Healthy || h.Lost != 1 || !strings.Contains(h.LastError, "queue is full") {
+		t.Errorf("health after a full queue dropped a session: %+v", h)
 	}
 }
 
-// TestQueueBytesStuckWriter: when the writer does not take sessions within QueueWait, Put
+// TestQueueBytesStuckWriter: when the writer does not take sessions, Put
 // queues the session without its bodies (truncated, spilled parts deleted, counted) rather
 // than stall the proxy, and the caller's session is not touched.
 func TestQueueBytesStuckWriter(t *testing.T) {
 	dir := t.TempDir()
-	s := queueOnly(5000, 20*time.Millisecond)
+	s := queueOnly(5000)
 	if !s.Put(testSession(1, 200, 1000, 3000)) {
 		t.Fatal("first Put refused")
 	}
@@ -96,7 +93,7 @@ func TestQueueBytesStuckWriter(t *testing.T) {
 	}
 	big.Response.Body.Spilled = spill
 	big.Response.Body.Size = 3000 + 16
-	if !s.Put(big) { // waits QueueWait, then goes in without bodies
+	if !s.Put(big) { // goes in without bodies
 		t.Fatal("Put refused")
 	}
 	if big.Response.Body.Data == nil || big.Response.Body.Spilled != spill || big.Flags != 0 {

@@ -288,19 +288,17 @@ func (s *Store) update(f func(b *buckets, count uint64, total int64) (uint64, in
 	}
 	var count uint64
 	var total int64
-	err := guard(func() error {
-		return s.db.Update(func(tx *bolt.Tx) error {
-			b := txBuckets(tx)
-			var err error
-			count, total, err = f(b, u64(b.meta.Get(kCount)), int64(u64(b.meta.Get(kBytes))))
-			if err != nil {
-				return err
-			}
-			if err := b.finish(); err != nil {
-				return err
-			}
-			return putMeta(b.meta, kCount, count, kBytes, total)
-		})
+	err := s.writeTx(func(tx *bolt.Tx) error {
+		b := txBuckets(tx)
+		var err error
+		count, total, err = f(b, u64(b.meta.Get(kCount)), int64(u64(b.meta.Get(kBytes))))
+		if err != nil {
+			return err
+		}
+		if err := b.finish(); err != nil {
+			return err
+		}
+		return putMeta(b.meta, kCount, count, kBytes, total)
 	})
 	if err != nil {
 		return err
@@ -358,44 +356,4 @@ func (s *Store) SetMark(id session.ID, mark, comment string) error {
 		n, err := putSession(b, ss)
 		return count, total - old + n, err
 	})
-}
-
-// Import stores sessions (e.g. from a HAR file) in one transaction: all of them or, on
-// error, none. It assigns each a new id with NextID, writing it into the session, so the
-// caller must own them (not yet shared). It returns the new ids in order.
-func (s *Store) Import(sessions []*session.Session) ([]session.ID, error) {
-	if s.readOnly {
-		return nil, ErrReadOnly
-	}
-	for i, ss := range sessions {
-		if ss == nil {
-			return nil, fmt.Errorf("import: session %d is nil", i)
-		}
-	}
-	ids := make([]session.ID, len(sessions))
-	for i, ss := range sessions {
-		ss.ID = s.NextID()
-		ids[i] = ss.ID
-	}
-	err := s.update(func(b *buckets, count uint64, total int64) (uint64, int64, error) {
-		committed := u64(b.meta.Get(kCommitted))
-		for _, ss := range sessions {
-			n, err := putSession(b, ss)
-			if err != nil {
-				return 0, 0, fmt.Errorf("import: %w", err)
-			}
-			count++
-			total += n
-			committed = max(committed, uint64(ss.ID))
-		}
-		if err := b.meta.Put(kCommitted, u64Bytes(committed)); err != nil {
-			return 0, 0, err
-		}
-		count, total, _, err := s.evict(b, count, total)
-		return count, total, err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return ids, nil
 }

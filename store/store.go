@@ -31,7 +31,26 @@ var (
 	ErrReadOnly = errors.New("session store is open read-only")
 	// ErrClosed: the store was closed.
 	ErrClosed = errors.New("session store is closed")
+	// ErrEmpty: a read-only Open of a 0-byte file (a store created and never written, or
+	// cut to nothing): it holds no sessions. errors.Is(err, fs.ErrNotExist) is true too, so
+	// readers treat it as no store yet. A writable Open makes it a new store.
+	ErrEmpty error = emptyError{}
 )
+
+// errQueueFull is the health's error while Put drops sessions because the writer fell
+// behind by a whole queue.
+var errQueueFull = errors.New("the write queue is full (the disk is slower than the traffic): sessions dropped")
+
+type emptyError struct{}
+
+func (emptyError) Error() string { return "session store file is empty (0 bytes): no sessions stored" }
+
+func (emptyError) Is(target error) bool { return target == fs.ErrNotExist }
+
+// CompactPath is where Compact's caller writes the compacted copy of the store at path
+// (inspector store compact). A writable Open removes a copy left there by a compact that
+// was killed; nothing else uses that name.
+func CompactPath(path string) string { return path + ".compact" }
 
 // Options for Open. The zero value gives the defaults noted on each field.
 type Options struct {
@@ -44,12 +63,10 @@ type Options struct {
 	// QueueSize is the capacity of Put's queue; default 16384 sessions.
 	QueueSize int
 	// QueueBytes bounds the body bytes held by queued sessions; default 64 MiB. When the
-	// writer falls behind by more, Put waits for it (backpressure: the proxy slows down
-	// rather than lose data) up to QueueWait (default 2 s); after that it keeps the session
-	// but drops its captured bodies (marked truncated, counted in Stats.BodiesDropped), so
-	// memory stays bounded and a stuck disk never stalls traffic for long.
+	// writer falls behind by more, Put (which never waits) keeps the session but drops its
+	// captured bodies (marked truncated, counted in Stats.BodiesDropped), so memory stays
+	// bounded and a slow or stuck disk never stalls traffic.
 	QueueBytes int64
-	QueueWait  time.Duration
 }
 
 // Query selects a page of summaries.
@@ -73,8 +90,16 @@ type Stats struct {
 	BodiesDropped uint64 `json:"bodies_dropped"`
 	// Missing counts ids skipped by an earlier crash ("N sessions may be missing"; doc.go).
 	Missing uint64 `json:"missing"`
-	// LastError is the last commit error ("" when none); its sessions count in Dropped.
+	// LastError is the error of the failing commits ("" when none, and again once a commit
+	// stores its whole batch); their lost sessions count in Dropped.
 	LastError string `json:"last_error,omitempty"`
+	// Healthy is false while commits lose sessions or bodies (Store.Health has the detail
+	// and Store.WatchHealth its changes); HealthSince is when that state began.
+	Healthy     bool      `json:"healthy"`
+	HealthSince time.Time `json:"health_since"`
+	// Damaged: the failing commits met damage inside the file (Health.Damaged): restart
+	// with --reset-store.
+	Damaged bool `json:"damaged,omitempty"`
 	// MovedAside is where Open moved a corrupt file (Options.MoveAsideCorrupt), or "".
 	MovedAside string `json:"moved_aside,omitempty"`
 }
@@ -85,7 +110,6 @@ const (
 	defaultLockTimeout = 2 * time.Second
 	defaultQueueSize   = 16384
 	defaultQueueBytes  = 64 << 20
-	defaultQueueWait   = 2 * time.Second
 
 	idBlock  = 4096 // ids reserved ahead on disk
 	maxBatch = 2048 // sessions per transaction
@@ -105,6 +129,8 @@ const (
 type Store struct {
 	path     string
 	db       *bolt.DB
+	file     *os.File              // bbolt's file, for closeDB
+	broken   atomic.Pointer[error] // set when a write transaction panicked (writeTx)
 	opts     Options
 	readOnly bool
 
@@ -120,11 +146,6 @@ type Store struct {
 	// queuedBytes is the body bytes of queued sessions, bounded by Options.QueueBytes.
 	queuedBytes   atomic.Int64
 	bodiesDropped atomic.Uint64
-	// room is closed (and replaced) by the writer when it takes sessions while Puts wait
-	// for queue room (waiters > 0).
-	roomMu  sync.Mutex
-	room    chan struct{}
-	waiters atomic.Int32
 	// nudgeLen is the queue length at which Put wakes the writer early.
 	nudgeLen int
 	done     chan struct{} // closed when the writer exits
@@ -135,6 +156,9 @@ type Store struct {
 	missing    uint64
 	movedAside string
 	lastErr    atomic.Pointer[string]
+
+	health   health
+	importMu sync.Mutex // one ImportStream at a time
 
 	frames frameWriter // HTTP/2 and HTTP/3 frames (frames.go)
 
@@ -171,9 +195,6 @@ func Open(path string, opts Options) (*Store, error) {
 	if opts.QueueBytes <= 0 {
 		opts.QueueBytes = defaultQueueBytes
 	}
-	if opts.QueueWait <= 0 {
-		opts.QueueWait = defaultQueueWait
-	}
 	s, err := open(path, opts)
 	if err != nil && errors.Is(err, ErrCorrupt) && opts.MoveAsideCorrupt && !opts.ReadOnly {
 		aside := path + ".corrupt-" + time.Now().Format("20060102-150405.000")
@@ -195,17 +216,21 @@ func open(path string, opts Options) (*Store, error) {
 	} else if opts.ReadOnly || !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
-	db, err := openBolt(path, opts)
+	if size == 0 && opts.ReadOnly {
+		return nil, fmt.Errorf("%s: %w", path, ErrEmpty)
+	}
+	db, file, err := openBolt(path, opts)
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{path: path, db: db, opts: opts, readOnly: opts.ReadOnly}
-	err = guard(func() error {
+	s := &Store{path: path, db: db, file: file, opts: opts, readOnly: opts.ReadOnly}
+	s.health.init(time.Now())
+	err, panicked := guardPanic(func() error {
 		check := func(tx *bolt.Tx) error {
 			if size > 0 && tx.Size() > size {
 				return fmt.Errorf("%w: file is truncated (%d of %d bytes)", ErrCorrupt, size, tx.Size())
 			}
-			return nil
+			return checkAtOpen(tx)
 		}
 		if s.readOnly {
 			return db.View(func(tx *bolt.Tx) error {
@@ -231,6 +256,9 @@ func open(path string, opts Options) (*Store, error) {
 			if err := validate(tx); err != nil {
 				return err
 			}
+			if err := rollbackImportAtOpen(tx); err != nil {
+				return err
+			}
 			meta := tx.Bucket(bMeta)
 			committed := u64(meta.Get(kCommitted))
 			if u64(meta.Get(kClean)) == 0 {
@@ -247,17 +275,25 @@ func open(path string, opts Options) (*Store, error) {
 		})
 	})
 	if err != nil {
-		db.Close()
+		if panicked && !s.readOnly {
+			s.broken.Store(&err) // the writer lock may be held: do not wait for it
+		}
+		s.closeDB()
 		if !errors.Is(err, ErrCorrupt) && !errors.Is(err, ErrSchemaTooNew) && errors.Is(err, errBadRecord) {
 			err = fmt.Errorf("%w: %v", ErrCorrupt, err)
 		}
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if !s.readOnly {
+		// We hold the lock: no compact of this file is running. A copy left by one that was
+		// killed (as large as the store) goes.
+		if err := os.Remove(CompactPath(path)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			db.Close()
+			return nil, fmt.Errorf("removing a stale compact copy: %w", err)
+		}
 		s.queue = make(chan item, opts.QueueSize)
 		s.kick = make(chan struct{}, 1)
 		s.nudge = make(chan struct{}, 1)
-		s.room = make(chan struct{})
 		s.nudgeLen = max(1, min(maxBatch, opts.QueueSize/4))
 		s.done = make(chan struct{})
 		go s.writer()
@@ -265,10 +301,59 @@ func open(path string, opts Options) (*Store, error) {
 	return s, nil
 }
 
+// Open's consistency check (checkAtOpen) reads every page of files up to checkAllBytes
+// (BenchmarkOpenCheck: about 20 ms for 91 MB of 3 KB sessions; a million small sessions,
+// 192 MB, take 175 ms), and of files up to checkUncleanBytes when
+// the last writer did not close the file cleanly. Every file gets the edge walk.
+var (
+	checkAllBytes     int64 = 64 << 20
+	checkUncleanBytes int64 = 1 << 30
+)
+
+// checkAtOpen looks for damage inside the file (pages zeroed or overwritten), which
+// otherwise opens fine and then fails every commit: it walks the first and last pages of
+// every bucket, the pages capture writes to (appends at the end, eviction at the start),
+// and, on files small enough (see checkAllBytes), runs bbolt's full consistency check.
+// What it finds is ErrCorrupt.
+func checkAtOpen(tx *bolt.Tx) error {
+	err := tx.ForEach(func(name []byte, bk *bolt.Bucket) error {
+		c := bk.Cursor()
+		c.First()
+		c.Last()
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrCorrupt, err)
+	}
+	clean := false
+	if meta := tx.Bucket(bMeta); meta != nil {
+		clean = u64(meta.Get(kClean)) == 1
+	}
+	if tx.Size() > checkUncleanBytes || tx.Size() > checkAllBytes && clean {
+		return nil
+	}
+	var first error
+	n := 0
+	for err := range tx.Check() {
+		if first == nil {
+			first = err
+		}
+		n++
+	}
+	switch {
+	case n == 1:
+		return fmt.Errorf("%w: consistency check: %v", ErrCorrupt, first)
+	case n > 1:
+		return fmt.Errorf("%w: consistency check: %v (and %d more problems)", ErrCorrupt, first, n-1)
+	}
+	return nil
+}
+
 // openBolt opens the file, turning lock timeouts into ErrLocked and bbolt's errors,
 // panics and memory faults on damaged files into ErrCorrupt.
-func openBolt(path string, opts Options) (db *bolt.DB, err error) {
-	var file *os.File // to release the lock if bbolt panics half-way through Open
+func openBolt(path string, opts Options) (db *bolt.DB, file *os.File, err error) {
+	// file is kept to release the lock if bbolt panics half-way through Open, or a later
+	// write transaction panics (see writeTx).
 	err = guard(func() error {
 		var e error
 		db, e = bolt.Open(path, 0o600, &bolt.Options{
@@ -293,30 +378,63 @@ func openBolt(path string, opts Options) (db *bolt.DB, err error) {
 	}
 	switch {
 	case err == nil:
-		return db, nil
+		return db, file, nil
 	case errors.Is(err, berrors.ErrTimeout):
-		return nil, fmt.Errorf("%s: %w", path, ErrLocked)
+		return nil, nil, fmt.Errorf("%s: %w", path, ErrLocked)
 	case errors.Is(err, fs.ErrPermission), errors.Is(err, fs.ErrNotExist):
-		return nil, err
+		return nil, nil, err
 	case errors.Is(err, ErrCorrupt):
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	default:
 		// ErrInvalid, ErrChecksum, ErrVersionMismatch, short files, mmap of garbage sizes.
-		return nil, fmt.Errorf("%s: %w: %v", path, ErrCorrupt, err)
+		return nil, nil, fmt.Errorf("%s: %w: %v", path, ErrCorrupt, err)
 	}
 }
 
 // guard runs f turning panics and memory faults (bbolt reading a damaged file) into
 // ErrCorrupt.
-func guard(f func() error) (err error) {
+func guard(f func() error) error {
+	err, _ := guardPanic(f)
+	return err
+}
+
+// guardPanic is guard that also reports whether f panicked.
+func guardPanic(f func() error) (err error, panicked bool) {
 	old := debug.SetPanicOnFault(true)
 	defer func() {
 		debug.SetPanicOnFault(old)
 		if r := recover(); r != nil {
-			err = fmt.Errorf("%w: %v", ErrCorrupt, r)
+			err, panicked = fmt.Errorf("%w: %v", ErrCorrupt, r), true
 		}
 	}()
-	return f()
+	return f(), false
+}
+
+// writeTx runs f in a bbolt write transaction, turning panics (bbolt meeting a damaged
+// file) into ErrCorrupt. bbolt's rollback after such a panic can panic as well and leave
+// its writer lock held, so every later write transaction (and DB.Close) would wait
+// forever: after a panic the store is broken, its writes fail at once with that error,
+// and Close releases the file without bbolt.
+func (s *Store) writeTx(f func(*bolt.Tx) error) error {
+	if p := s.broken.Load(); p != nil {
+		return *p
+	}
+	err, panicked := guardPanic(func() error { return s.db.Update(f) })
+	if panicked {
+		s.broken.CompareAndSwap(nil, &err)
+	}
+	return err
+}
+
+// closeDB closes the bbolt file, or, when a write transaction panicked (writeTx), releases
+// its lock and descriptor without bbolt (its mapping stays until the process ends).
+func (s *Store) closeDB() error {
+	if p := s.broken.Load(); p != nil {
+		releaseLock(s.file)
+		s.file.Close()
+		return *p
+	}
+	return s.db.Close()
 }
 
 func (s *Store) view(f func(tx *bolt.Tx) error) error {
@@ -348,7 +466,7 @@ func (s *Store) Path() string { return s.path }
 // calls return false; later reads fail.
 func (s *Store) Close() error {
 	if s.readOnly {
-		return s.db.Close()
+		return s.closeDB()
 	}
 	s.mu.Lock()
 	if s.closed {
@@ -363,47 +481,21 @@ func (s *Store) Close() error {
 	err := <-ch
 	<-s.done
 	s.frames.close()
-	return errors.Join(err, s.db.Close())
+	if cerr := s.closeDB(); cerr != nil && s.broken.Load() == nil {
+		err = errors.Join(err, cerr)
+	}
+	return err
 }
 
 // reserveBytes counts n body bytes as queued and reports whether they fit under
-// Options.QueueBytes, waiting up to Options.QueueWait for the writer to take queued
-// sessions when they do not. A session bigger than the bound alone fits when nothing else
-// is queued. On false the bytes stay counted; the caller takes them back.
+// Options.QueueBytes; it never waits. A session bigger than the bound alone fits when
+// nothing else is queued. On false the bytes are not counted.
 func (s *Store) reserveBytes(n int64) bool {
-	fits := func() bool { q := s.queuedBytes.Load(); return q <= s.opts.QueueBytes || q == n }
-	if s.queuedBytes.Add(n); fits() {
+	if q := s.queuedBytes.Add(n); q <= s.opts.QueueBytes || q == n {
 		return true
 	}
-	s.waiters.Add(1)
-	defer s.waiters.Add(-1)
-	timer := time.NewTimer(s.opts.QueueWait)
-	defer timer.Stop()
-	for {
-		s.roomMu.Lock()
-		room := s.room
-		s.roomMu.Unlock()
-		s.nudgeWriter()
-		if fits() {
-			return true
-		}
-		select {
-		case <-room:
-		case <-timer.C:
-			return fits()
-		}
-	}
-}
-
-// roomMade wakes Puts waiting in reserveBytes; the writer calls it after taking sessions.
-func (s *Store) roomMade() {
-	if s.waiters.Load() == 0 {
-		return
-	}
-	s.roomMu.Lock()
-	close(s.room)
-	s.room = make(chan struct{})
-	s.roomMu.Unlock()
+	s.queuedBytes.Add(-n)
+	return false
 }
 
 // withoutBodies returns a copy of ss whose captured bodies are left out (marked
@@ -425,6 +517,13 @@ func withoutBodies(ss *session.Session) *session.Session {
 		cp.Response = &r
 	}
 	return &cp
+}
+
+// hasBodies reports whether ss holds captured body bytes (in memory or spilled).
+func hasBodies(ss *session.Session) bool {
+	r := ss.Response
+	return len(ss.Request.Body.Data) > 0 || ss.Request.Body.Spilled != "" ||
+		r != nil && (len(r.Body.Data) > 0 || r.Body.Spilled != "")
 }
 
 func bodyBytes(ss *session.Session) int {
@@ -457,14 +556,12 @@ func (s *Store) NextID() session.ID {
 	defer s.reserveMu.Unlock()
 	if id > s.reserved.Load() {
 		want := id + idBlock
-		err := guard(func() error {
-			return s.db.Update(func(tx *bolt.Tx) error {
-				meta := tx.Bucket(bMeta)
-				if cur := u64(meta.Get(kReserved)); cur > want {
-					want = cur
-				}
-				return meta.Put(kReserved, u64Bytes(want))
-			})
+		err := s.writeTx(func(tx *bolt.Tx) error {
+			meta := tx.Bucket(bMeta)
+			if cur := u64(meta.Get(kReserved)); cur > want {
+				want = cur
+			}
+			return meta.Put(kReserved, u64Bytes(want))
 		})
 		if err != nil {
 			// The store is closed or failing: the id is still unique in this run, but
@@ -491,10 +588,11 @@ func (s *Store) setErr(err error) {
 	s.lastErr.Store(&msg)
 }
 
-// Put queues a completed session for writing. When the queue is full the session is
-// dropped and counted in Stats.Dropped, and Put returns false. It does not block, except
-// when queued sessions hold more than Options.QueueBytes of bodies: then it waits for the
-// writer up to Options.QueueWait (see Options.QueueBytes). The session must
+// Put queues a completed session for writing. It never blocks (the engine calls it from
+// its observer callback, which must return at once): when the queue is full the session
+// is dropped and counted in Stats.Dropped, and Put returns false; when queued sessions
+// already hold Options.QueueBytes of bodies, the session is queued without its bodies
+// (marked truncated, counted in Stats.BodiesDropped). The session must
 // be complete and is never modified by the store. A nil session, an id of 0, a closed or
 // read-only store also give false (not counted as dropped). Putting an id that is
 // already stored replaces it.
@@ -509,7 +607,6 @@ func (s *Store) Put(ss *session.Session) bool {
 	}
 	n := int64(bodyBytes(ss))
 	if n > 0 && !s.reserveBytes(n) {
-		s.queuedBytes.Add(-n)
 		ss, n = withoutBodies(ss), 0
 		s.bodiesDropped.Add(1)
 	}
@@ -523,6 +620,7 @@ func (s *Store) Put(ss *session.Session) bool {
 		s.queuedBytes.Add(-n)
 		s.dropped.Add(1)
 		removeSpills([]*session.Session{ss})
+		s.healthFailed(errQueueFull, 1, 0)
 		return false
 	}
 }
@@ -558,6 +656,8 @@ func (s *Store) Stats() Stats {
 	if p := s.lastErr.Load(); p != nil {
 		st.LastError = *p
 	}
+	h := s.health.get()
+	st.Healthy, st.HealthSince, st.Damaged = h.Healthy, h.Since, h.Damaged
 	if fi, err := os.Stat(s.path); err == nil {
 		st.FileSize = fi.Size()
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
 
 	"inspector/engine/session"
 )
@@ -31,7 +33,7 @@ func (s *Store) writer() {
 	timer.Stop()
 	commit := func(clean bool) error {
 		timer.Stop()
-		err := s.commit(batch, clean)
+		err := s.commitBatch(batch, clean)
 		clear(batch)
 		batch, batchBytes = batch[:0], 0
 		return err
@@ -64,9 +66,8 @@ func (s *Store) writer() {
 		}
 		return true
 	}
-	// drain takes what is queued now, without waiting, and wakes Puts waiting for room.
+	// drain takes what is queued now, without waiting.
 	drain := func() bool {
-		defer s.roomMade()
 		for {
 			select {
 			case it := <-s.queue:
@@ -197,83 +198,143 @@ func (b *buckets) finish() error {
 	return b.certCh.apply(b)
 }
 
-// commit writes batch, applies retention and records the id marks in one transaction.
-// clean marks the file as cleanly closed.
-func (s *Store) commit(batch []*session.Session, clean bool) error {
+// commitBatch commits batch (see commit) and, when that fails for a reason other than a
+// damaged or closed file (a full disk, a file size limit), retries it split in halves down
+// to single sessions, and a single session without its bodies, so the sessions that fit
+// are stored and one large session never takes its batch down. Every session not stored
+// counts in Stats.Dropped, every one stored without its bodies in Stats.BodiesDropped, and
+// the outcome sets the store's health (health.go). It returns the first commit's error.
+func (s *Store) commitBatch(batch []*session.Session, clean bool) error {
+	frames := s.frames.takeFrames(batch, s.framesBuf[:0])
+	err := s.commit(batch, frames, clean)
+	var lost, stripped uint64
+	if err != nil {
+		if len(batch) > 0 && !errors.Is(err, ErrCorrupt) && !errors.Is(err, berrors.ErrDatabaseNotOpen) {
+			if lost, stripped = s.commitSplit(batch, frames); lost+stripped == 0 {
+				err = nil // every part fitted on its own
+			}
+			if clean {
+				if cerr := s.commit(nil, nil, true); cerr != nil {
+					err = errors.Join(err, cerr)
+				}
+			}
+		} else {
+			lost = uint64(len(batch))
+			for i := range frames {
+				s.frames.dropped.Add(uint64(len(frames[i])))
+			}
+		}
+	}
+	s.dropped.Add(lost)
+	s.bodiesDropped.Add(stripped)
+	switch {
+	case err != nil:
+		s.healthFailed(err, lost, stripped)
+	case len(batch) > 0:
+		s.healthOK()
+	}
+	removeSpills(batch)
+	clear(frames)
+	s.framesBuf = frames[:0]
+	return err
+}
+
+// commitSplit commits batch in halves after its commit failed; it returns how many
+// sessions were lost and how many were stored without their bodies.
+func (s *Store) commitSplit(batch []*session.Session, frames [][]session.Frame) (lost, stripped uint64) {
+	if len(batch) == 1 {
+		if hasBodies(batch[0]) {
+			var f [][]session.Frame // frames are small: they stay unless the session goes
+			if frames != nil {
+				f = frames[:1]
+			}
+			if s.commit([]*session.Session{withoutBodies(batch[0])}, f, false) == nil {
+				return 0, 1
+			}
+		}
+		if frames != nil {
+			s.frames.dropped.Add(uint64(len(frames[0])))
+		}
+		return 1, 0
+	}
+	half := len(batch) / 2
+	for _, part := range [][2]int{{0, half}, {half, len(batch)}} {
+		b := batch[part[0]:part[1]]
+		var f [][]session.Frame
+		if frames != nil {
+			f = frames[part[0]:part[1]]
+		}
+		if s.commit(b, f, false) == nil {
+			continue
+		}
+		l, st := s.commitSplit(b, f)
+		lost, stripped = lost+l, stripped+st
+	}
+	return lost, stripped
+}
+
+// commit writes batch (with frames[i], the queued frames of batch[i], when frames is not
+// nil), applies retention and records the id marks in one transaction. clean marks the
+// file as cleanly closed. It changes the counters only when the transaction commits.
+func (s *Store) commit(batch []*session.Session, frames [][]session.Frame, clean bool) error {
 	var count uint64
 	var total int64
 	var reserved uint64
-	var frames [][]session.Frame // queued frames of batch[i], stored with it
 	over := false
-	err := guard(func() error {
-		return s.db.Update(func(tx *bolt.Tx) error {
-			b := txBuckets(tx)
-			b.arena, b.scratch = s.arena[:0], s.scratch
-			b.certTbl.cache = &s.certCache
-			defer func() { s.arena, s.scratch = b.arena, b.scratch }()
-			// Ids grow, so appends fill pages fully.
-			b.sums.FillPercent, b.sess.FillPercent, b.bodies.FillPercent = 1, 1, 1
-			count = u64(b.meta.Get(kCount))
-			total = int64(u64(b.meta.Get(kBytes)))
-			committed := u64(b.meta.Get(kCommitted))
-			frames = s.frames.takeFrames(batch, s.framesBuf[:0])
-			if frames != nil {
-				b.frames.FillPercent = 1
-			}
-			for i, ss := range batch {
-				// Every stored id is ≤ committed, so a larger id needs no delete.
-				if uint64(ss.ID) <= committed {
-					if old, ok, err := deleteSession(b, ss.ID); err != nil {
-						return err
-					} else if ok {
-						count--
-						total -= old
-					}
-				}
-				n, err := putSession(b, ss)
-				if err != nil {
-					return fmt.Errorf("session %d: %w", ss.ID, err)
-				}
-				count++
-				total += n
-				committed = max(committed, uint64(ss.ID))
-				if frames != nil && len(frames[i]) > 0 {
-					if err := putNewFrames(b, ss.ID, frames[i]); err != nil {
-						return fmt.Errorf("frames of session %d: %w", ss.ID, err)
-					}
+	err := s.writeTx(func(tx *bolt.Tx) error {
+		b := txBuckets(tx)
+		b.arena, b.scratch = s.arena[:0], s.scratch
+		b.certTbl.cache = &s.certCache
+		defer func() { s.arena, s.scratch = b.arena, b.scratch }()
+		// Ids grow, so appends fill pages fully.
+		b.sums.FillPercent, b.sess.FillPercent, b.bodies.FillPercent = 1, 1, 1
+		count = u64(b.meta.Get(kCount))
+		total = int64(u64(b.meta.Get(kBytes)))
+		committed := u64(b.meta.Get(kCommitted))
+		if frames != nil {
+			b.frames.FillPercent = 1
+		}
+		for i, ss := range batch {
+			// Every stored id is ≤ committed, so a larger id needs no delete.
+			if uint64(ss.ID) <= committed {
+				if old, ok, err := deleteSession(b, ss.ID); err != nil {
+					return err
+				} else if ok {
+					count--
+					total -= old
 				}
 			}
-			var err error
-			count, total, over, err = s.evict(b, count, total)
+			n, err := putSession(b, ss)
 			if err != nil {
-				return err
+				return fmt.Errorf("session %d: %w", ss.ID, err)
 			}
-			if err := b.finish(); err != nil {
-				return err
-			}
-			alloc := s.next.Load()
-			reserved = max(u64(b.meta.Get(kReserved)), alloc+idBlock)
-			cleanV := uint64(0)
-			if clean {
-				cleanV = 1
-			}
-			return putMeta(b.meta, kCount, count, kBytes, total, kCommitted, committed,
-				kAllocated, alloc, kReserved, reserved, kClean, cleanV)
-		})
-	})
-	removeSpills(batch)
-	if frames != nil {
-		if err != nil {
-			for _, f := range frames {
-				s.frames.dropped.Add(uint64(len(f)))
+			count++
+			total += n
+			committed = max(committed, uint64(ss.ID))
+			if frames != nil && len(frames[i]) > 0 {
+				if err := putNewFrames(b, ss.ID, frames[i]); err != nil {
+					return fmt.Errorf("frames of session %d: %w", ss.ID, err)
+				}
 			}
 		}
-		clear(frames)
-		s.framesBuf = frames[:0]
-	}
+		var err error
+		count, total, over, err = s.evict(b, count, total)
+		if err != nil {
+			return err
+		}
+		if err := b.finish(); err != nil {
+			return err
+		}
+		alloc := s.next.Load()
+		reserved = max(u64(b.meta.Get(kReserved)), alloc+idBlock)
+		cleanV := uint64(0)
+		if clean {
+			cleanV = 1
+		}
+		return putMeta(b.meta, kCount, count, kBytes, total, kCommitted, committed,
+			kAllocated, alloc, kReserved, reserved, kClean, cleanV)
+	})
 	if err != nil {
-		s.dropped.Add(uint64(len(batch)))
-		s.setErr(err)
 		return err
 	}
 	s.count.Store(count)

@@ -61,6 +61,8 @@ func openSource(dataDir string) (*source, error) {
 			return nil, fmt.Errorf("%w, but its control API is not available: %v", err, cerr)
 		}
 		return &source{api: api}, nil
+	case errors.Is(err, store.ErrCorrupt):
+		return nil, fmt.Errorf("%w (start Inspector with --reset-store to move it aside and begin a new one)", err)
 	default:
 		return nil, err
 	}
@@ -528,13 +530,13 @@ func runHARExport(args []string) error {
 	return nil
 }
 
-// importHARInto reads a whole HAR document and stores its sessions, all or none.
+// importHARInto reads a HAR document and stores its sessions, all or none, streaming:
+// one entry in memory at a time, written in chunks the store rolls back on error.
 func importHARInto(st *store.Store, r io.Reader) ([]session.ID, error) {
-	sessions, err := har.Read(r)
-	if err != nil {
-		return nil, err
-	}
-	return st.Import(sessions)
+	return st.ImportStream(func(add func(*session.Session) error) error {
+		_, err := har.Decode(r, har.DefaultLimits, func(s *session.Session, _ session.ID) error { return add(s) })
+		return err
+	})
 }
 
 func runHARImport(args []string) error {

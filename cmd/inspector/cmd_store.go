@@ -35,8 +35,7 @@ func runStoreCompact(args []string) error {
 		}
 		return err
 	}
-	tmp := path + ".compact"
-	os.Remove(tmp)
+	tmp := store.CompactPath(path) // Open removed one left by a killed compact
 	err = st.Compact(tmp)
 	if cerr := st.Close(); err == nil {
 		err = cerr

@@ -154,7 +154,7 @@ func startInstance(dir string, f instanceFlags) (_ *instance, err error) {
 			fmt.Fprintf(stderr, "inspector: the damaged session store was moved to %s; starting with an empty one\n", ss.MovedAside)
 		}
 		if ss.Missing > 0 {
-			fmt.Fprintf(stderr, "inspector: the last run ended abruptly: %d sessions may be missing\n", ss.Missing)
+			fmt.Fprintf(stderr, "inspector: the last run ended abruptly: %s\n", mayBeMissing(ss.Missing))
 		}
 	}
 
@@ -265,6 +265,9 @@ func (inst *instance) runHeadless(sub *engine.Subscription, serveErr <-chan erro
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sig)
 	defer sub.Close()
+	health, stopHealth := inst.store.WatchHealth()
+	defer stopHealth()
+	healthy := true
 	// Lines are buffered while more events wait and flushed when the feed is drained: one
 	// write per burst instead of one per session, and never a line held back.
 	out := bufio.NewWriterSize(stdout, 32<<10)
@@ -282,10 +285,42 @@ func (inst *instance) runHeadless(sub *engine.Subscription, serveErr <-chan erro
 			if len(sub.C) == 0 {
 				out.Flush()
 			}
+		case h := <-health:
+			if h.Healthy != healthy {
+				healthy = h.Healthy
+				fmt.Fprintln(stderr, healthLine(h))
+			}
 		case <-sig:
 			return nil
 		case err := <-serveErr:
 			return err
 		}
 	}
+}
+
+// healthLine is what headless mode prints on stderr when the store starts failing and
+// when it recovers (store.Health).
+func healthLine(h store.Health) string {
+	switch {
+	case h.Healthy:
+		return fmt.Sprintf("inspector: the session store works again (since %s); while it failed %s not stored, %s stored without their bodies",
+			h.Since.Format(time.TimeOnly), plural(h.Lost, "session was", "sessions were"), plural(h.BodiesLost, "session was", "sessions were"))
+	case h.Damaged:
+		return fmt.Sprintf("inspector: the session store is damaged, sessions are not being stored: %s (restart with --reset-store to move it aside and begin a new one)", h.LastError)
+	}
+	return fmt.Sprintf("inspector: the session store is failing: %s (so far %s not stored, %s stored without their bodies)",
+		h.LastError, plural(h.Lost, "session", "sessions"), plural(h.BodiesLost, "session", "sessions"))
+}
+
+// plural is "1 one" or "N many".
+func plural(n uint64, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+// mayBeMissing is the "N sessions may be missing" note, in the right number.
+func mayBeMissing(n uint64) string {
+	return plural(n, "session may be missing", "sessions may be missing")
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"math"
 	"net/http"
 	"os"
@@ -662,6 +663,32 @@ func TestReadCorrupt(t *testing.T) {
 		{"header name", entry(func(m map[string]any) {
 			m["request"].(map[string]any)["headers"] = []any{map[string]any{"value": "x"}}
 		}), DefaultLimits, 1, "request.headers[0].name: missing"},
+		{"CRLF in header name", entry(func(m map[string]any) {
+			m["request"].(map[string]any)["headers"] = []any{map[string]any{"name": "X-A\r\nX-Forged", "value": "1"}}
+		}), DefaultLimits, 1, "request.headers[0].name: \"X-A\\r\\nX-Forged\" is not a valid header name"},
+		{"space in header name", entry(func(m map[string]any) {
+			m["request"].(map[string]any)["headers"] = []any{map[string]any{"name": "X A", "value": "1"}}
+		}), DefaultLimits, 1, "request.headers[0].name"},
+		{"CRLF in header value", entry(func(m map[string]any) {
+			m["response"].(map[string]any)["headers"] = []any{map[string]any{"name": "X-A", "value": "1\r\nSet-Cookie: forged=1"}}
+		}), DefaultLimits, 1, "response.headers[0].value: \"1\\r\\nSet-Cookie: forged=1\" has control characters"},
+		{"LF in header value", entry(func(m map[string]any) {
+			m["request"].(map[string]any)["headers"] = []any{map[string]any{"name": "X-A", "value": "1\nX-B: 2"}}
+		}), DefaultLimits, 1, "request.headers[0].value"},
+		{"NUL in header value", entry(func(m map[string]any) {
+			m["request"].(map[string]any)["headers"] = []any{map[string]any{"name": "X-A", "value": "a\x00b"}}
+		}), DefaultLimits, 1, "request.headers[0].value"},
+		{"CRLF in status text", entry(func(m map[string]any) {
+			m["response"].(map[string]any)["statusText"] = "OK\r\nX-Forged: 1"
+		}), DefaultLimits, 1, "response.statusText"},
+		{"CRLF in HTTP version", entry(func(m map[string]any) {
+			m["request"].(map[string]any)["httpVersion"] = "HTTP/1.1\r\nX: 1"
+		}), DefaultLimits, 1, "request.httpVersion"},
+		{"CRLF in method", entry(func(m map[string]any) {
+			m["request"].(map[string]any)["method"] = "GET\r\nX:"
+		}), DefaultLimits, 1, "request.method"},
+		{"trailing data", valid + "{}", DefaultLimits, -1, "after the top-level object"},
+		{"entries not array", `{"log":{"entries":{}}}`, DefaultLimits, -1, "log.entries: want an array, got an object"},
 		{"headers type", entry(func(m map[string]any) { m["request"].(map[string]any)["headers"] = "x" }), DefaultLimits, 1, "request.headers: want an array"},
 		{"negative timing", entry(func(m map[string]any) { m["timings"].(map[string]any)["wait"] = -5 }), DefaultLimits, 1, "timings.wait"},
 		{"entry not object", `{"log":{"entries":[1]}}`, DefaultLimits, 0, "want an object, got a number"},
@@ -804,3 +831,70 @@ func BenchmarkWriterAdd(b *testing.B) {
 type discard struct{}
 
 func (discard) Write(p []byte) (int, error) { return len(p), nil }
+
+// TestHeaderValuesKept: header values with tabs and non-ASCII bytes (obs-text) are valid
+// and kept as they are.
+func TestHeaderValuesKept(t *testing.T) {
+	doc := `{"log":{"entries":[{"startedDateTime":"2024-01-01T00:00:00Z",
+		"request":{"method":"GET","url":"http://x/","headers":[{"name":"X-Tab","value":"a\tb"},{"name":"X-Utf8","value":"caf\u00e9"}]},
+		"response":{"status":200,"headers":[]}}]}}`
+	ss, err := Read(strings.NewReader(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := ss[0].Request.Header; h.Get("X-Tab") != "a\tb" || h.Get("X-Utf8") != "café" {
+		t.Errorf("headers %v", h)
+	}
+}
+
+// TestDecodeStreams: Decode hands over each entry as soon as it is read, before the rest of
+// the document arrives (one entry in memory at a time), and passes fn's error through.
+func TestDecodeStreams(t *testing.T) {
+	doc := string(export(t, fixtures()[:3]))
+	cut := strings.Index(doc, `"entries": [`) + len(`"entries": [`)
+	// The first entry ends where the second begins: find it by decoding the whole list.
+	whole, err := ReadAll(strings.NewReader(doc), DefaultLimits)
+	if err != nil || len(whole.Sessions) != 3 {
+		t.Fatal(len(whole.Sessions), err)
+	}
+	pr, pw := io.Pipe()
+	got := make(chan *session.Session, 3)
+	done := make(chan error, 1)
+	go func() {
+		_, err := Decode(pr, DefaultLimits, func(s *session.Session, _ session.ID) error {
+			got <- s
+			return nil
+		})
+		done <- err
+	}()
+	// Write everything except the end of the document, then wait for the entries.
+	rest := strings.LastIndex(doc, "]")
+	if _, err := io.WriteString(pw, doc[:cut]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.WriteString(pw, doc[cut:rest]); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 2; i++ { // the third may wait for the decoder to see what follows it
+		if s := <-got; s.Request.URL != whole.Sessions[i].Request.URL {
+			t.Fatalf("entry %d: %s", i, s.Request.URL)
+		}
+	}
+	io.WriteString(pw, doc[rest:])
+	pw.Close()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 {
+		t.Fatalf("%d more entries", len(got))
+	}
+	stop := errors.New("stop here")
+	n := 0
+	_, err = Decode(strings.NewReader(doc), DefaultLimits, func(*session.Session, session.ID) error {
+		n++
+		return stop
+	})
+	if err != stop || n != 1 {
+		t.Errorf("fn error: %v after %d entries", err, n)
+	}
+}

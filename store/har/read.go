@@ -17,6 +17,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/net/http/httpguts"
+
 	"inspector/engine/session"
 )
 
@@ -76,61 +78,316 @@ func Read(r io.Reader) ([]*session.Session, error) {
 }
 
 // ReadAll is Read with explicit limits and the source ids. On error it returns nil and
-// an *Error.
+// an *Error. It holds every session in memory; Decode streams.
 func ReadAll(r io.Reader, lim Limits) (*Result, error) {
-	data, err := io.ReadAll(io.LimitReader(r, lim.MaxDocument+1))
-	if err != nil {
-		return nil, &Error{Entry: -1, Msg: "reading: " + err.Error()}
-	}
-	if int64(len(data)) > lim.MaxDocument {
-		return nil, &Error{Entry: -1, Msg: fmt.Sprintf("document larger than %d bytes", lim.MaxDocument)}
-	}
-	var doc struct {
-		Log *struct {
-			Version any               `json:"version"`
-			Creator *harCreator       `json:"creator"`
-			Entries []json.RawMessage `json:"entries"`
-		} `json:"log"`
-	}
-	if err := json.Unmarshal(data, &doc); err != nil {
-		return nil, docError(data, err)
-	}
-	if doc.Log == nil {
-		return nil, &Error{Entry: -1, Msg: `not a HAR document: no "log" object at the top level`}
-	}
-	if doc.Log.Entries == nil {
-		return nil, &Error{Entry: -1, Field: "log.entries", Msg: `not a HAR document: no "entries" array`}
-	}
-	if v, ok := doc.Log.Version.(string); doc.Log.Version != nil && (!ok || v != "" && !strings.HasPrefix(v, "1.")) {
-		return nil, &Error{Entry: -1, Field: "log.version", Msg: fmt.Sprintf("unsupported HAR version %v (want 1.x)", doc.Log.Version)}
-	}
-	if len(doc.Log.Entries) > lim.MaxEntries {
-		return nil, &Error{Entry: -1, Field: "log.entries", Msg: fmt.Sprintf("%d entries, more than the limit %d", len(doc.Log.Entries), lim.MaxEntries)}
-	}
-	res := &Result{
-		Sessions:  make([]*session.Session, 0, len(doc.Log.Entries)),
-		SourceIDs: make([]session.ID, 0, len(doc.Log.Entries)),
-	}
-	if c := doc.Log.Creator; c != nil {
-		res.Creator = strings.TrimSpace(c.Name + " " + c.Version)
-	}
-	// Inspector's exports never hold a still-encoded body without "_raw"; only for other
-	// tools is the encoded-or-decoded question decided by looking at the bytes.
-	ours := doc.Log.Creator != nil && doc.Log.Creator.Name == Creator
-	for i, raw := range doc.Log.Entries {
-		var re rEntry
-		if err := json.Unmarshal(raw, &re); err != nil {
-			return nil, entryJSONError(i, err)
-		}
-		s, err := re.session(lim, ours)
-		if err != nil {
-			err.Entry = i
-			return nil, err
-		}
+	res := &Result{}
+	creator, err := Decode(r, lim, func(s *session.Session, src session.ID) error {
 		res.Sessions = append(res.Sessions, s)
-		res.SourceIDs = append(res.SourceIDs, session.ID(re.ID))
+		res.SourceIDs = append(res.SourceIDs, src)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
+	if res.Sessions == nil {
+		res.Sessions, res.SourceIDs = []*session.Session{}, []session.ID{}
+	}
+	res.Creator = creator
 	return res, nil
+}
+
+// Decode reads a HAR document entry by entry and calls fn with each entry's session (Flags
+// has FlagImported, ID 0) and the `_id` the exporting Inspector gave it (0 when absent), in
+// document order. It holds one entry at a time: memory is bounded by the largest entry
+// (Limits.MaxBody), whatever the document's size. It returns log.creator ("name version").
+//
+// It validates the whole document, but streams: when it returns an error (an *Error, or
+// fn's own error as it is), fn may already have been called for the entries before the bad
+// one, so a caller that must be all-or-nothing undoes what fn did (store.ImportStream
+// does). Inspector's own exports (log.creator before log.entries, as Writer writes them)
+// skip the guess whether a body without "_raw" is still content-encoded; a creator placed
+// after the entries is not used for that guess.
+func Decode(r io.Reader, lim Limits, fn func(s *session.Session, sourceID session.ID) error) (string, error) {
+	d := &docReader{lim: lim, fn: fn}
+	d.cr = &countReader{r: io.LimitReader(r, lim.MaxDocument+1)}
+	d.dec = json.NewDecoder(d.cr)
+	err := d.document()
+	if d.cr.n > lim.MaxDocument {
+		return "", &Error{Entry: -1, Msg: fmt.Sprintf("document larger than %d bytes", lim.MaxDocument)}
+	}
+	if d.cr.err != nil && !errors.Is(d.cr.err, io.EOF) {
+		return "", &Error{Entry: -1, Msg: "reading: " + d.cr.err.Error()}
+	}
+	if ef, ok := err.(errFn); ok {
+		return "", ef.err
+	}
+	if err != nil {
+		return "", err
+	}
+	return d.creator, nil
+}
+
+// countReader counts the bytes and newlines read through it, and keeps the first read
+// error (json.Decoder turns some into syntax errors).
+type countReader struct {
+	r        io.Reader
+	n, lines int64
+	err      error
+}
+
+func (c *countReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	c.lines += int64(bytes.Count(p[:n], []byte{'\n'}))
+	if err != nil && c.err == nil {
+		c.err = err
+	}
+	return n, err
+}
+
+// docReader walks a HAR document's structure token by token (see Decode).
+type docReader struct {
+	lim     Limits
+	fn      func(*session.Session, session.ID) error
+	cr      *countReader
+	dec     *json.Decoder
+	creator string
+	ours    bool
+	entries int
+}
+
+// errFn marks an error returned by Decode's fn, passed through as it is.
+type errFn struct{ err error }
+
+func (e errFn) Error() string { return e.err.Error() }
+
+func (d *docReader) document() error {
+	tok, err := d.dec.Token()
+	if err != nil {
+		return d.jsonError(err)
+	}
+	if tok != json.Delim('{') {
+		return &Error{Entry: -1, Msg: "not a HAR document: the top level is " + tokenKind(tok) + ", want an object with \"log\""}
+	}
+	seenLog := false
+	for d.dec.More() {
+		key, err := d.key()
+		if err != nil {
+			return err
+		}
+		if key != "log" || seenLog {
+			if err := d.skip(); err != nil {
+				return err
+			}
+			continue
+		}
+		seenLog = true
+		if err := d.log(); err != nil {
+			return err
+		}
+	}
+	if _, err := d.dec.Token(); err != nil { // the closing '}'
+		return d.jsonError(err)
+	}
+	if _, err := d.dec.Token(); err != io.EOF {
+		if err != nil {
+			return d.jsonError(err)
+		}
+		return d.syntaxError("invalid data after the top-level object")
+	}
+	if !seenLog {
+		return &Error{Entry: -1, Msg: `not a HAR document: no "log" object at the top level`}
+	}
+	return nil
+}
+
+// open reads the token that starts the value of field, which must be delim; a null is
+// the error missing.
+func (d *docReader) open(delim json.Delim, field string, missing *Error) error {
+	tok, err := d.dec.Token()
+	if err != nil {
+		return d.jsonError(err)
+	}
+	if tok == nil {
+		return missing
+	}
+	if tok != delim {
+		want := "an object"
+		if delim == '[' {
+			want = "an array"
+		}
+		return &Error{Entry: -1, Field: field, Msg: "want " + want + ", got " + tokenKind(tok)}
+	}
+	return nil
+}
+
+func (d *docReader) log() error {
+	if err := d.open('{', "log", &Error{Entry: -1, Msg: `not a HAR document: no "log" object at the top level`}); err != nil {
+		return err
+	}
+	seenEntries := false
+	for d.dec.More() {
+		key, err := d.key()
+		if err != nil {
+			return err
+		}
+		switch key {
+		case "version":
+			var v any
+			if err := d.dec.Decode(&v); err != nil {
+				return d.jsonError(err)
+			}
+			if s, ok := v.(string); v != nil && (!ok || s != "" && !strings.HasPrefix(s, "1.")) {
+				return &Error{Entry: -1, Field: "log.version", Msg: fmt.Sprintf("unsupported HAR version %v (want 1.x)", v)}
+			}
+		case "creator":
+			var c *harCreator
+			if err := d.dec.Decode(&c); err != nil {
+				return d.fieldError("log.creator", err)
+			}
+			if c != nil {
+				d.creator = strings.TrimSpace(c.Name + " " + c.Version)
+				d.ours = c.Name == Creator
+			}
+		case "entries":
+			if seenEntries {
+				return &Error{Entry: -1, Field: "log.entries", Msg: "appears twice"}
+			}
+			if err := d.entryList(); err != nil {
+				return err
+			}
+			seenEntries = true
+		default:
+			if err := d.skip(); err != nil {
+				return err
+			}
+		}
+	}
+	if _, err := d.dec.Token(); err != nil {
+		return d.jsonError(err)
+	}
+	if !seenEntries {
+		return &Error{Entry: -1, Field: "log.entries", Msg: `not a HAR document: no "entries" array`}
+	}
+	return nil
+}
+
+func (d *docReader) entryList() error {
+	if err := d.open('[', "log.entries", &Error{Entry: -1, Field: "log.entries", Msg: `not a HAR document: no "entries" array`}); err != nil {
+		return err
+	}
+	for d.dec.More() {
+		if d.entries == d.lim.MaxEntries {
+			return &Error{Entry: -1, Field: "log.entries", Msg: fmt.Sprintf("entries: more than the limit %d", d.lim.MaxEntries)}
+		}
+		i := d.entries
+		d.entries++
+		var re rEntry
+		if err := d.dec.Decode(&re); err != nil {
+			var se *json.SyntaxError
+			if errors.As(err, &se) || errors.Is(err, io.ErrUnexpectedEOF) {
+				return d.jsonError(err)
+			}
+			return entryJSONError(i, err)
+		}
+		s, e := re.session(d.lim, d.ours)
+		if e != nil {
+			e.Entry = i
+			return e
+		}
+		if err := d.fn(s, session.ID(re.ID)); err != nil {
+			return errFn{err}
+		}
+	}
+	if _, err := d.dec.Token(); err != nil {
+		return d.jsonError(err)
+	}
+	return nil
+}
+
+// key reads an object key.
+func (d *docReader) key() (string, error) {
+	tok, err := d.dec.Token()
+	if err != nil {
+		return "", d.jsonError(err)
+	}
+	k, _ := tok.(string)
+	return k, nil
+}
+
+// skip reads past one value without keeping it (beyond one token at a time).
+func (d *docReader) skip() error {
+	depth := 0
+	for {
+		tok, err := d.dec.Token()
+		if err != nil {
+			return d.jsonError(err)
+		}
+		switch tok {
+		case json.Delim('{'), json.Delim('['):
+			depth++
+		case json.Delim('}'), json.Delim(']'):
+			depth--
+		}
+		if depth == 0 {
+			return nil
+		}
+	}
+}
+
+// position is the line and byte offset the decoder has reached.
+func (d *docReader) position() (line, offset int64) {
+	buffered, _ := io.ReadAll(d.dec.Buffered())
+	return 1 + d.cr.lines - int64(bytes.Count(buffered, []byte{'\n'})), d.dec.InputOffset()
+}
+
+func (d *docReader) syntaxError(msg string) *Error {
+	line, off := d.position()
+	return &Error{Entry: -1, Msg: fmt.Sprintf("not valid JSON at line %d (byte %d): %s", line, off, msg)}
+}
+
+// jsonError describes a decoder error: a syntax error or a document cut short.
+func (d *docReader) jsonError(err error) error {
+	var se *json.SyntaxError
+	switch {
+	case errors.As(err, &se):
+		return d.syntaxError(se.Error())
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return d.syntaxError("unexpected end of JSON input (the file is truncated)")
+	}
+	return &Error{Entry: -1, Msg: "not valid JSON: " + err.Error()}
+}
+
+// fieldError describes an error decoding the document-level field.
+func (d *docReader) fieldError(field string, err error) error {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		if te.Field != "" {
+			field += "." + te.Field
+		}
+		return &Error{Entry: -1, Field: field, Msg: "want " + jsonType(te.Type.String()) + ", got " + article(te.Value)}
+	}
+	return d.jsonError(err)
+}
+
+// tokenKind names what a token starts, with its article.
+func tokenKind(tok json.Token) string {
+	switch tok.(type) {
+	case json.Delim:
+		if tok == json.Delim('[') {
+			return "an array"
+		}
+		return "an object"
+	case string:
+		return "a string"
+	case float64, json.Number:
+		return "a number"
+	case bool:
+		return "true or false"
+	case nil:
+		return "null"
+	}
+	return "something else"
 }
 
 func jsonType(t string) string {
@@ -146,26 +403,6 @@ func jsonType(t string) string {
 		return "an array"
 	}
 	return "an object"
-}
-
-func docError(data []byte, err error) *Error {
-	var se *json.SyntaxError
-	var te *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &se):
-		line := 1 + bytes.Count(data[:min(int(se.Offset), len(data))], []byte("\n"))
-		msg := fmt.Sprintf("not valid JSON at line %d (byte %d): %v", line, se.Offset, se)
-		if strings.Contains(se.Error(), "unexpected end") {
-			msg += " (the file is truncated)"
-		}
-		return &Error{Entry: -1, Msg: msg}
-	case errors.As(err, &te):
-		if te.Field == "" {
-			return &Error{Entry: -1, Msg: "not a HAR document: the top level is " + article(te.Value) + ", want an object with \"log\""}
-		}
-		return &Error{Entry: -1, Field: te.Field, Msg: "want " + jsonType(te.Type.String()) + ", got " + article(te.Value)}
-	}
-	return &Error{Entry: -1, Msg: "not valid JSON: " + err.Error()}
 }
 
 func article(v string) string {
@@ -309,9 +546,16 @@ func readHeaders(list []rNameValue, field string) (http.Header, *Error) {
 		if strings.HasPrefix(*nv.Name, ":") { // HTTP/2 pseudo-headers: the URL and status carry them
 			continue
 		}
+		// A CR or LF here would forge header lines wherever the headers are printed.
+		if !httpguts.ValidHeaderFieldName(*nv.Name) {
+			return nil, errf(f+".name", "%q is not a valid header name (RFC 9110 token)", *nv.Name)
+		}
 		v := ""
 		if nv.Value != nil {
 			v = *nv.Value
+		}
+		if !httpguts.ValidHeaderFieldValue(v) {
+			return nil, errf(f+".value", "%q has control characters not allowed in a header value (RFC 9110)", v)
 		}
 		h.Add(*nv.Name, v)
 	}
@@ -319,6 +563,15 @@ func readHeaders(list []rNameValue, field string) (http.Header, *Error) {
 		return nil, nil
 	}
 	return h, nil
+}
+
+// lineText rejects control characters (CR, LF, …) in a field printed in a request or
+// status line.
+func lineText(field, v string) *Error {
+	if !httpguts.ValidHeaderFieldValue(v) {
+		return errf(field, "%q has control characters", v)
+	}
+	return nil
 }
 
 func decodeText(text *string, enc, field string, lim Limits) ([]byte, *Error) {
@@ -388,7 +641,7 @@ func (re *rEntry) session(lim Limits, ours bool) (*session.Session, *Error) {
 	if rq.Method == nil || *rq.Method == "" {
 		return nil, errf("request.method", "missing or empty")
 	}
-	if strings.ContainsAny(*rq.Method, " \t\r\n") {
+	if !httpguts.ValidHeaderFieldName(*rq.Method) { // a method is a token
 		return nil, errf("request.method", "%q is not an HTTP method", *rq.Method)
 	}
 	if rq.URL == nil {
@@ -400,6 +653,9 @@ func (re *rEntry) session(lim Limits, ours bool) (*session.Session, *Error) {
 	}
 	s.Request.Method = *rq.Method
 	s.Request.URL = *rq.URL
+	if e := lineText("request.httpVersion", rq.HTTPVersion); e != nil {
+		return nil, e
+	}
 	s.Request.Proto = protoFromHAR(rq.HTTPVersion)
 	var e *Error
 	if s.Request.Header, e = readHeaders(rq.Headers, "request.headers"); e != nil {
@@ -462,6 +718,12 @@ func (re *rEntry) session(lim Limits, ours bool) (*session.Session, *Error) {
 		}
 		if st > 0 {
 			hasResp = true
+			if e := lineText("response.statusText", rp.StatusText); e != nil {
+				return nil, e
+			}
+			if e := lineText("response.httpVersion", rp.HTTPVersion); e != nil {
+				return nil, e
+			}
 			resp := &session.Response{Status: int(st), Reason: rp.StatusText, Proto: protoFromHAR(rp.HTTPVersion)}
 			if resp.Header, e = readHeaders(rp.Headers, "response.headers"); e != nil {
 				return nil, e
