@@ -2,13 +2,13 @@ package filter
 
 import (
 	"bytes"
-	"errors"
 	"math"
 	"net/http"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
+	"inspector/engine/content"
 	"inspector/engine/session"
 )
 
@@ -622,17 +622,14 @@ func globFold(pat, s string) bool {
 // cannot exhaust memory.
 const MaxDecodedBody = 8 << 20
 
-// decodedBody returns data with its gzip/deflate Content-Encoding removed, at most
-// MaxDecodedBody bytes of it. Bodies with other encodings (br, zstd, …), or that fail to
-// decode at their very start, are returned as they are; a body that fails part-way (a
-// truncated capture) yields what decoded.
+// decodedBody returns data with its Content-Encoding (gzip, deflate, br, zstd, stacked)
+// removed by content.Decode, at most MaxDecodedBody bytes of it. Bodies with an
+// unsupported or damaged encoding are returned as they are; a body whose capture was cut
+// yields what decoded.
 func decodedBody(data []byte, h http.Header) []byte {
 	if len(data) == 0 {
 		return data
 	}
-	out, _, err := session.DecodeBody(h, data, MaxDecodedBody)
-	if err != nil && !errors.Is(err, session.ErrDecodedTooLarge) && len(out) == 0 {
-		return data
-	}
+	out, _, _, _ := content.Decode(h, data, MaxDecodedBody)
 	return out
 }

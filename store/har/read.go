@@ -2,8 +2,6 @@ package har
 
 import (
 	"bytes"
-	"compress/gzip"
-	"compress/zlib"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -17,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	bodyc "inspector/engine/content"
 	"inspector/engine/session"
 )
 
@@ -349,19 +348,7 @@ func decodeText(text *string, enc, field string, lim Limits) ([]byte, *Error) {
 
 // encode applies encs (gzip/deflate) in order: the inverse of decodeAll.
 func encode(data []byte, encs []string) []byte {
-	out := data
-	for _, e := range encs {
-		var b bytes.Buffer
-		var w io.WriteCloser
-		if e == "deflate" {
-			w = zlib.NewWriter(&b)
-		} else {
-			w = gzip.NewWriter(&b)
-		}
-		w.Write(out)
-		w.Close()
-		out = b.Bytes()
-	}
+	out, _ := bodyc.Encode(encs, data) // encs are supportedCodings; data untouched otherwise
 	return out
 }
 

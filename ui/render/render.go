@@ -9,16 +9,17 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"encoding/xml"
-	"errors"
 	"fmt"
-	"io"
 	"mime"
 	"net/http"
 	"net/url"
 	"sort"
 	"strings"
+
+	"io"
 	"unicode/utf8"
 
+	"inspector/engine/content"
 	"inspector/engine/session"
 )
 
@@ -30,23 +31,15 @@ const PreviewCap = 256 << 10
 const DecodedCap = 8 << 20
 
 // ErrUnsupportedEncoding is returned by Decode for encodings this build cannot decode.
-var ErrUnsupportedEncoding = session.ErrUnsupportedEncoding
+var ErrUnsupportedEncoding = content.ErrUnsupportedEncoding
 
-// Decode undoes the Content-Encoding in h (gzip, x-gzip, deflate; a list is undone in
-// reverse order). It returns data unchanged with an empty name when there is no encoding.
-// At most DecodedCap bytes are produced; truncated says the output was cut there. A body
-// whose capture was cut short yields what decoded, without an error.
+// Decode undoes the Content-Encoding in h with content.Decode (gzip, x-gzip, deflate, br,
+// zstd; a list is undone in reverse order). It returns data unchanged with an empty name
+// when there is no encoding. At most DecodedCap bytes are produced; truncated says the
+// output was cut there (or the capture ended early). On an error data comes back as is.
 func Decode(h http.Header, data []byte) (out []byte, encoding string, truncated bool, err error) {
-	out, encoding, err = session.DecodeBody(h, data, DecodedCap)
-	switch {
-	case err == nil:
-		return out, encoding, false, nil
-	case errors.Is(err, session.ErrDecodedTooLarge):
-		return out, encoding, true, nil
-	case errors.Is(err, io.ErrUnexpectedEOF) && len(out) > 0:
-		return out, encoding, false, nil
-	}
-	return data, encoding, false, err
+	out, encs, truncated, err := content.Decode(h, data, DecodedCap)
+	return out, strings.Join(encs, ", "), truncated, err
 }
 
 // Kind is how a body is best shown.
@@ -67,63 +60,46 @@ func (k Kind) String() string {
 	return [...]string{"empty", "text", "JSON", "XML", "HTML", "image", "binary"}[k]
 }
 
-// Classify picks the Kind of a decoded body from its Content-Type and bytes.
+// Classify picks the Kind of a decoded body from its Content-Type and bytes, with
+// content.Detect (the one classifier); kinds this older set lacks map to the nearest one
+// (JavaScript, CSS, SSE, forms, GraphQL to text or JSON; protobuf and gRPC to binary).
+// Views of the richer kinds come from content.Views.
 func Classify(contentType string, data []byte) Kind {
-	if len(data) == 0 {
+	h := http.Header{}
+	if contentType != "" {
+		h.Set("Content-Type", contentType)
+	}
+	switch content.Detect(h, data) {
+	case content.KindEmpty:
 		return KindEmpty
-	}
-	mt, _, _ := mime.ParseMediaType(contentType)
-	switch {
-	case strings.HasPrefix(mt, "image/") && mt != "image/svg+xml":
-		return KindImage
-	case mt == "application/json" || strings.HasSuffix(mt, "+json"):
+	case content.KindJSON, content.KindGraphQL:
 		return KindJSON
-	case mt == "text/html":
-		return KindHTML
-	case mt == "application/xml" || mt == "text/xml" || strings.HasSuffix(mt, "+xml"):
+	case content.KindXML:
 		return KindXML
-	}
-	if looksText(data) {
-		t := bytes.TrimSpace(data)
-		if len(t) > 0 && (t[0] == '{' || t[0] == '[') && json.Valid(t) {
-			return KindJSON
+	case content.KindHTML:
+		return KindHTML
+	case content.KindImage:
+		if content.MediaType(contentType) == "image/svg+xml" {
+			return KindXML
 		}
+		return KindImage
+	case content.KindJavaScript, content.KindCSS, content.KindText, content.KindSSE, content.KindForm:
 		return KindText
+	case content.KindMultipart:
+		if looksText(data) {
+			return KindText
+		}
 	}
 	return KindBinary
 }
 
-func looksText(b []byte) bool {
-	if len(b) > 4096 {
-		b = b[:4096]
-	}
-	if !utf8.Valid(b) {
-		// allow a cut rune at the end
-		if len(b) < 4 || !utf8.Valid(b[:len(b)-3]) {
-			return false
-		}
-	}
-	for _, c := range b {
-		if c < 0x20 && c != '\n' && c != '\r' && c != '\t' && c != '\f' {
-			return false
-		}
-	}
-	return true
-}
+func looksText(b []byte) bool { return content.LooksText(b) }
 
-// Text converts a body to displayable text using the charset parameter of contentType
-// (UTF-8 and ISO-8859-1/latin1 are understood; other charsets are shown as UTF-8).
+// Text converts a body to displayable text with content.Text: the charset from a BOM, the
+// Content-Type parameter or an HTML/XML declaration, converted with golang.org/x/text.
 func Text(contentType string, data []byte) string {
-	_, params, _ := mime.ParseMediaType(contentType)
-	switch strings.ToLower(params["charset"]) {
-	case "iso-8859-1", "latin1", "latin-1", "windows-1252", "us-ascii":
-		var sb strings.Builder
-		for _, c := range data {
-			sb.WriteRune(rune(c))
-		}
-		return sb.String()
-	}
-	return strings.ToValidUTF8(string(data), "\uFFFD")
+	s, _ := content.Text(contentType, data)
+	return s
 }
 
 // Pretty returns the body formatted for reading: indented JSON or XML, text as is; the
