@@ -14,7 +14,14 @@ require (
 	golang.org/x/sys v0.50.0
 )
 
-require google.golang.org/protobuf v1.36.12 // indirect
+require (
+	github.com/alecthomas/chroma/v2 v2.27.0
+	github.com/bufbuild/protocompile v0.14.1
+	github.com/vektah/gqlparser/v2 v2.5.64
+	google.golang.org/protobuf v1.36.12
+)
+
+require github.com/dlclark/regexp2/v2 v2.2.1 // indirect
 
 require (
 	appenv v0.0.0
