@@ -582,7 +582,6 @@ func capView(v *View, max int) {
 	v.Note = joinNote(v.Note, fmt.Sprintf("%d more bytes not shown", more))
 }
 
-
 func hexDump(b []byte, max int) string {
 	if len(b) == 0 {
 		return ""
