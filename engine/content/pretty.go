@@ -8,30 +8,35 @@ import (
 )
 
 // IndentJSON indents a JSON document (ok false, text unchanged, when it is not JSON).
-// Newline-delimited JSON is indented line by line.
+// A stream of documents (NDJSON, or values one after another) is indented value by
+// value, one after the other.
 func IndentJSON(text string) (string, bool) {
 	t := bytes.TrimSpace([]byte(text))
 	var buf bytes.Buffer
 	if err := json.Indent(&buf, t, "", "  "); err == nil {
 		return buf.String(), true
 	}
-	// NDJSON: every non-empty line a document.
-	lines := bytes.Split(t, []byte("\n"))
-	if len(lines) < 2 {
+	if len(t) == 0 || t[0] != '{' && t[0] != '[' {
 		return text, false
 	}
 	buf.Reset()
-	for _, l := range lines {
-		l = bytes.TrimSpace(l)
-		if len(l) == 0 {
-			continue
+	d := json.NewDecoder(bytes.NewReader(t))
+	for n := 0; ; n++ {
+		var v json.RawMessage
+		err := d.Decode(&v)
+		if err == io.EOF && n > 1 {
+			return buf.String(), true
 		}
-		if err := json.Indent(&buf, l, "", "  "); err != nil {
+		if err != nil {
 			return text, false
 		}
-		buf.WriteByte('\n')
+		if n > 0 {
+			buf.WriteByte('\n')
+		}
+		if err := json.Indent(&buf, v, "", "  "); err != nil {
+			return text, false
+		}
 	}
-	return buf.String(), true
 }
 
 // IndentXML re-indents an XML document token by token (lenient: HTML-ish XML passes).

@@ -217,3 +217,20 @@ func TestViewsBodies(t *testing.T) {
 }
 
 func b64(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
+
+func TestIndentJSON(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"a":1}`:                "{\n  \"a\": 1\n}",
+		"{\"a\":1}\n{\"b\":2}\n": "{\n  \"a\": 1\n}\n{\n  \"b\": 2\n}",
+		`[1][2]`:                 "[\n  1\n]\n[\n  2\n]",
+	} {
+		if got, ok := IndentJSON(in); !ok || got != want {
+			t.Errorf("IndentJSON(%q) = %q %v", in, got, ok)
+		}
+	}
+	for _, bad := range []string{`{"a":`, `{"a":1} x`, `plain`, ``} {
+		if got, ok := IndentJSON(bad); ok || got != bad {
+			t.Errorf("IndentJSON(%q) = %q %v", bad, got, ok)
+		}
+	}
+}
