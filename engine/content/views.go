@@ -134,6 +134,9 @@ func SessionViews(s *session.Session, opts Options) (req, resp []View) {
 func bodyViews(h http.Header, dec []byte, opts Options, partial bool, note string) []View {
 	ct := h.Get("Content-Type")
 	kind := Detect(h, dec)
+	if kind == KindGraphQL && !opts.Request {
+		kind = KindJSON // a GraphQL response is JSON; its errors get a view below
+	}
 	addNote := func(n string) string {
 		if note == "" {
 			return n
