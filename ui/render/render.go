@@ -5,18 +5,13 @@
 package render
 
 import (
-	"bytes"
 	"encoding/hex"
-	"encoding/json"
-	"encoding/xml"
 	"fmt"
 	"mime"
 	"net/http"
 	"net/url"
 	"sort"
 	"strings"
-
-	"io"
 	"unicode/utf8"
 
 	"inspector/engine/content"
@@ -102,53 +97,22 @@ func Text(contentType string, data []byte) string {
 	return s
 }
 
-// Pretty returns the body formatted for reading: indented JSON or XML, text as is; the
-// second result is false when formatting failed and the text is shown unchanged.
+// Pretty returns the body formatted for reading: indented JSON or XML (content.IndentJSON,
+// content.IndentXML), text as is; the second result is false when formatting failed and
+// the text is shown unchanged.
 func Pretty(kind Kind, contentType string, data []byte) (string, bool) {
+	text := Text(contentType, data)
 	switch kind {
 	case KindJSON:
-		var buf bytes.Buffer
-		if err := json.Indent(&buf, bytes.TrimSpace(data), "", "  "); err != nil {
-			return Text(contentType, data), false
-		}
-		return buf.String(), true
+		return content.IndentJSON(text)
 	case KindXML:
-		s, err := indentXML(data)
+		s, err := content.IndentXML(text)
 		if err != nil {
-			return Text(contentType, data), false
+			return text, false
 		}
 		return s, true
 	}
-	return Text(contentType, data), true
-}
-
-func indentXML(data []byte) (string, error) {
-	d := xml.NewDecoder(bytes.NewReader(data))
-	d.Strict = false
-	var buf bytes.Buffer
-	e := xml.NewEncoder(&buf)
-	e.Indent("", "  ")
-	for {
-		tok, err := d.Token()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return "", err
-		}
-		if cd, ok := tok.(xml.CharData); ok {
-			if len(bytes.TrimSpace(cd)) == 0 {
-				continue
-			}
-		}
-		if err := e.EncodeToken(xml.CopyToken(tok)); err != nil {
-			return "", err
-		}
-	}
-	if err := e.Flush(); err != nil {
-		return "", err
-	}
-	return buf.String(), nil
+	return text, true
 }
 
 // Hex returns a hex dump of at most max bytes of data, noting how much was left out.
@@ -293,22 +257,4 @@ func QueryAndForm(r *session.Request) (query, form [][2]string) {
 	return query, form
 }
 
-func pairs(raw string) [][2]string {
-	var out [][2]string
-	for raw != "" {
-		var kv string
-		kv, raw, _ = strings.Cut(raw, "&")
-		if kv == "" {
-			continue
-		}
-		k, v, _ := strings.Cut(kv, "=")
-		if uk, err := url.QueryUnescape(k); err == nil {
-			k = uk
-		}
-		if uv, err := url.QueryUnescape(v); err == nil {
-			v = uv
-		}
-		out = append(out, [2]string{k, v})
-	}
-	return out
-}
+func pairs(raw string) [][2]string { return content.FormFields(raw) }
