@@ -22,3 +22,57 @@
 // text, image, protobuf, grpc, grpc-web, grpc-web-text, connect, graphql, sse,
 // multipart, form, binary (and empty). Kind values are stable strings.
 package content
+
+// # Views
+//
+// Views(header, body, Options) is the plain-Go API the window and `inspector show --json`
+// share: it decodes the body and returns a list of named views, the best first:
+//
+//	type View struct {
+//		Name    string      // tab title: "JSON", "Messages", "Events", "LLM text", "GraphQL", …
+//		Kind    Kind        // the kind read (KindJWT for token views)
+//		Text    string      // UTF-8, at most Options.TextCap bytes
+//		Lang    string      // "json", "xml", "html", "javascript", "css", "graphql" or ""
+//		Rows    [][2]string // a table for forms, part lists, gRPC status
+//		Partial bool        // less than the whole (capture cut, caps, an open stream)
+//		Note    string      // "decoded from br", "charset shift_jis", errors, counts
+//	}
+//
+// SessionViews does both messages of a session (the request URL names the gRPC method
+// and carries GraphQL GET queries; trailers give gRPC status). Which views appear:
+//
+//	json, xml, html, javascript, css, text  one pretty-printed, charset-converted view
+//	graphql (request)   "GraphQL" (operation type and name, pretty query), "Variables",
+//	                    "JSON"; a batch gives "GraphQL 1", "GraphQL 2", …; a response with
+//	                    errors adds "GraphQL errors"
+//	grpc, grpc-web, grpc-web-text, connect
+//	                    "Messages" (each length-prefixed message, decompressed per
+//	                    grpc-encoding, as protojson when Options.Protos knows the method,
+//	                    else fields by number), "Status" (grpc-status, grpc-message,
+//	                    status details), Connect's "End of stream"
+//	protobuf            one message, as above
+//	sse                 "Events" (id, event, retry, data with JSON indented) and, for LLM
+//	                    streams, "LLM text": the streamed text joined (OpenAI, Anthropic,
+//	                    Gemini, Ollama shapes)
+//	multipart           "Parts": each part's headers and body (text, hex or image size)
+//	form                "Form" with Rows
+//	image               "Image" (format and size in Note)
+//	binary / undecodable  "Hex"
+//	any message         "JWT (where)" for each JSON Web Token in Authorization, Cookie
+//	                    or Set-Cookie: header, claims, expiry in words, never verified
+//
+// Tokens(lang, text) splits a view's text into syntax classes (keyword, string, number,
+// comment, name, punctuation, plain) with chroma's lexers, bounded by MaxTokenBytes and
+// MaxTokenTime; the window paints them.
+//
+// # Protobuf schemas
+//
+// LoadProtos(paths) compiles .proto files in-process (protocompile, no protoc) and reads
+// descriptor sets; the result maps a request path "/pkg.Service/Method" to its types.
+// MessageJSON renders a message with protojson; EncodeJSON turns edited JSON back into
+// wire bytes (for breakpoints). `inspector show --proto-path DIR[,DIR]` uses it.
+//
+// # Operations
+//
+// Operation(session) is the list's "operation" cell ("query GetUser", "pkg.Svc/Method");
+// GraphQLOps and RPCMethod back the filter's gql: and grpc: terms.
