@@ -70,7 +70,7 @@ func TestModernEncodingsThroughProxy(t *testing.T) {
 			t.Errorf("%s: body: matches text that is not there", path)
 		}
 		_, vs := content.SessionViews(s, content.Options{})
-		if vs[0].Name != "Html" || vs[0].Text != page || !strings.Contains(vs[0].Note, "decoded from") {
+		if vs[0].Name != "HTML" || vs[0].Text != page || !strings.Contains(vs[0].Note, "decoded from") {
 			t.Errorf("%s: view %s %q", path, vs[0].Name, vs[0].Note)
 		}
 	}

@@ -201,7 +201,8 @@ func bodyViews(h http.Header, dec []byte, opts Options, partial bool, note strin
 		return []View{v}
 	case KindHTML, KindJavaScript, KindCSS:
 		s, n := text()
-		return []View{{Name: strings.ToUpper(string(kind[:1])) + string(kind[1:]), Kind: kind, Lang: kind.Lang(), Text: s, Partial: partial, Note: n}}
+		name := map[Kind]string{KindHTML: "HTML", KindJavaScript: "JavaScript", KindCSS: "CSS"}[kind]
+		return []View{{Name: name, Kind: kind, Lang: kind.Lang(), Text: s, Partial: partial, Note: n}}
 	case KindText:
 		s, n := text()
 		return []View{{Name: "Text", Kind: kind, Text: s, Partial: partial, Note: n}}
@@ -228,7 +229,16 @@ func bodyViews(h http.Header, dec []byte, opts Options, partial bool, note strin
 		}
 		return []View{{Name: "Form", Kind: kind, Text: sb.String(), Rows: rows, Partial: partial, Note: n}}
 	}
-	return []View{{Name: "Hex", Kind: KindBinary, Text: hexDump(dec, 64<<10), Partial: partial || len(dec) > 64<<10, Note: note}}
+	out := []View{{Name: "Hex", Kind: KindBinary, Text: hexDump(dec, 64<<10), Partial: partial || len(dec) > 64<<10, Note: note}}
+	// Many apps send protobuf as application/octet-stream: offer the schemaless reading
+	// when the whole body parses as a message.
+	if len(dec) >= 2 && len(dec) <= 4<<20 {
+		if fields, err := DecodeProtoRaw(dec); err == nil && len(fields) > 0 {
+			out = append(out, View{Name: "Protobuf (guess)", Kind: KindProtobuf, Text: FormatProtoRaw(fields),
+				Note: "the body parses as a protobuf message; fields by number"})
+		}
+	}
+	return out
 }
 
 func isGRPCType(mt string) bool {

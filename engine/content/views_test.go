@@ -191,7 +191,7 @@ func TestViewsBodies(t *testing.T) {
 	}
 	// Charset conversion is noted.
 	vs = Views(http.Header{"Content-Type": {"text/html; charset=iso-8859-1"}}, []byte("<p>caf\xe9</p>"), Options{})
-	if vs[0].Name != "Html" || vs[0].Text != "<p>café</p>" || vs[0].Lang != "html" || !strings.Contains(vs[0].Note, "windows-1252") {
+	if vs[0].Name != "HTML" || vs[0].Text != "<p>café</p>" || vs[0].Lang != "html" || !strings.Contains(vs[0].Note, "windows-1252") {
 		t.Errorf("html %+v", vs[0])
 	}
 	// Damaged encoding: a hex view with the error, the body not lost.
@@ -232,5 +232,16 @@ func TestIndentJSON(t *testing.T) {
 		if got, ok := IndentJSON(bad); ok || got != bad {
 			t.Errorf("IndentJSON(%q) = %q %v", bad, got, ok)
 		}
+	}
+}
+
+func TestViewsBinaryProtobufGuess(t *testing.T) {
+	vs := Views(http.Header{"Content-Type": {"application/octet-stream"}}, helloRequest("guess"), Options{})
+	if len(vs) != 2 || vs[0].Name != "Hex" || vs[1].Name != "Protobuf (guess)" || !strings.Contains(vs[1].Text, `1: "guess"`) {
+		t.Errorf("%+v", vs)
+	}
+	vs = Views(http.Header{"Content-Type": {"application/octet-stream"}}, []byte{0xff, 0xff, 0xff}, Options{})
+	if len(vs) != 1 {
+		t.Errorf("random bytes guessed as protobuf: %+v", vs)
 	}
 }
