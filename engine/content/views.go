@@ -351,8 +351,12 @@ func grpcViews(kind Kind, h http.Header, dec []byte, opts Options, partial bool,
 	var sb strings.Builder
 	var trailer http.Header
 	var endStream []byte
-	n := 0
+	n, shown := 0, 0
 	for _, f := range frames {
+		if sb.Len() > opts.TextCap && !f.Trailer && !f.EndStream {
+			continue // the text would be cut anyway: count the rest, decode no more
+		}
+		shown++
 		data := f.Data
 		if f.Compressed {
 			if msgEnc == "" || msgEnc == "identity" {
@@ -396,7 +400,17 @@ func grpcViews(kind Kind, h http.Header, dec []byte, opts Options, partial bool,
 	}
 	method := grpcMethodPath(opts.URL)
 	v := View{Name: "Messages", Kind: kind, Text: sb.String(), Partial: partial, Lang: ""}
-	v.Note = joinNote(note, fmt.Sprintf("%d messages", n))
+	total := 0
+	for _, f := range frames {
+		if !f.Trailer && !f.EndStream {
+			total++
+		}
+	}
+	v.Note = joinNote(note, fmt.Sprintf("%d messages", total))
+	if rest := len(frames) - shown; rest > 0 {
+		v.Partial = true
+		v.Note = joinNote(v.Note, fmt.Sprintf("%d more messages not decoded (text cap)", rest))
+	}
 	if method != "" {
 		v.Note = joinNote(v.Note, method)
 	}

@@ -245,3 +245,15 @@ func TestViewsBinaryProtobufGuess(t *testing.T) {
 		t.Errorf("random bytes guessed as protobuf: %+v", vs)
 	}
 }
+
+func TestViewsGRPCStopsDecodingPastTheTextCap(t *testing.T) {
+	var body []byte
+	for range 200 {
+		body = append(body, frame(0, helloRequest(strings.Repeat("x", 100)))...)
+	}
+	vs := Views(http.Header{"Content-Type": {"application/grpc"}}, body, Options{TextCap: 2000})
+	m := viewNamed(vs, "Messages")
+	if m == nil || !m.Partial || !strings.Contains(m.Note, "200 messages") || !strings.Contains(m.Note, "more messages not decoded") || len(m.Text) > 2000 {
+		t.Errorf("%+v", m.Note)
+	}
+}
