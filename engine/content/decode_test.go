@@ -6,6 +6,7 @@ import (
 	"compress/zlib"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -14,20 +15,26 @@ import (
 	"github.com/klauspost/compress/zstd"
 )
 
-func gz(b []byte) []byte {
+// pack compresses b with an encoder from outside this package (the standard library,
+// brotli), so Decode is never tested only against its own Encode.
+func pack(newW func(io.Writer) io.WriteCloser, b []byte) []byte {
 	var buf bytes.Buffer
-	w := gzip.NewWriter(&buf)
+	w := newW(&buf)
 	w.Write(b)
 	w.Close()
 	return buf.Bytes()
 }
 
+func gz(b []byte) []byte {
+	return pack(func(w io.Writer) io.WriteCloser { return gzip.NewWriter(w) }, b)
+}
+
 func br(b []byte) []byte {
-	var buf bytes.Buffer
-	w := brotli.NewWriter(&buf)
-	w.Write(b)
-	w.Close()
-	return buf.Bytes()
+	return pack(func(w io.Writer) io.WriteCloser { return brotli.NewWriter(w) }, b)
+}
+
+func deflate(b []byte) []byte {
+	return pack(func(w io.Writer) io.WriteCloser { return zlib.NewWriter(w) }, b)
 }
 
 func zst(b []byte) []byte {
@@ -37,14 +44,6 @@ func zst(b []byte) []byte {
 	}
 	defer e.Close()
 	return e.EncodeAll(b, nil)
-}
-
-func deflate(b []byte) []byte {
-	var buf bytes.Buffer
-	w := zlib.NewWriter(&buf)
-	w.Write(b)
-	w.Close()
-	return buf.Bytes()
 }
 
 func ce(v string) http.Header { return http.Header{"Content-Encoding": {v}} }
