@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"sync"
 
 	"github.com/andybalholm/brotli"
 	"github.com/klauspost/compress/zstd"
@@ -114,12 +115,11 @@ func decodeOne(enc string, in []byte, limit int) (out []byte, cut bool, err erro
 	case "br":
 		r = brotli.NewReader(bytes.NewReader(in))
 	case "zstd":
-		zr, zerr := zstd.NewReader(bytes.NewReader(in), zstd.WithDecoderConcurrency(1),
-			zstd.WithDecoderMaxWindow(zstdMaxWindow))
+		zr, zerr := getZstd(bytes.NewReader(in))
 		if zerr != nil {
 			return nil, false, fmt.Errorf("%w: zstd: %v", ErrDamaged, zerr)
 		}
-		defer zr.Close()
+		defer putZstd(zr)
 		r = zr
 	}
 	dec, rerr := io.ReadAll(io.LimitReader(r, int64(limit)+1))
@@ -138,4 +138,27 @@ func decodeOne(enc string, in []byte, limit int) (out []byte, cut bool, err erro
 // isEarlyEnd reports whether a decoder error means the input ended before the stream did.
 func isEarlyEnd(err error) bool {
 	return errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF)
+}
+
+// zstdPool keeps streaming zstd decoders (each holds window buffers worth reusing);
+// concurrency 1 means they start no goroutines.
+var zstdPool sync.Pool
+
+func getZstd(r io.Reader) (*zstd.Decoder, error) {
+	if d, ok := zstdPool.Get().(*zstd.Decoder); ok {
+		if err := d.Reset(r); err != nil {
+			d.Close()
+			return nil, err
+		}
+		return d, nil
+	}
+	return zstd.NewReader(r, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(zstdMaxWindow))
+}
+
+func putZstd(d *zstd.Decoder) {
+	if d.Reset(nil) == nil {
+		zstdPool.Put(d)
+	} else {
+		d.Close()
+	}
 }
