@@ -61,6 +61,10 @@ package content
 //	any message         "JWT (where)" for each JSON Web Token in Authorization, Cookie
 //	                    or Set-Cookie: header, claims, expiry in words, never verified
 //
+// Each kind's viewer lives in its kind's file and is registered with Register in init
+// (views_text.go: text kinds, image, form, binary; graphql.go; sse.go; grpc_views.go:
+// gRPC, gRPC-Web, Connect, protobuf; multipart.go), so adding a kind touches one file.
+//
 // Tokens(lang, text) splits a view's text into syntax classes (keyword, string, number,
 // comment, name, punctuation, plain) with chroma's lexers, bounded by MaxTokenBytes and
 // MaxTokenTime; the window paints them.

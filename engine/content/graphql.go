@@ -151,3 +151,46 @@ func GraphQLErrors(body []byte) []string {
 	}
 	return out
 }
+
+func init() { Register(KindGraphQL, graphQLRequestViews) }
+
+// graphQLRequestViews: each operation of a GraphQL request, its variables, and the
+// request JSON.
+func graphQLRequestViews(in *Input) []View {
+	ops, ok := GraphQLRequest(MediaType(in.Header.Get("Content-Type")), in.Body, in.Options.URL)
+	s, n := in.Text()
+	raw := View{Name: "JSON", Kind: KindJSON, Lang: "json", Text: s, Partial: in.Partial, Note: n}
+	if p, ok := IndentJSON(s); ok {
+		raw.Text = p
+	}
+	if !ok {
+		return []View{raw}
+	}
+	return append(graphQLViews(ops, n), raw)
+}
+
+func graphQLViews(ops []GraphQLOp, note string) []View {
+	var out []View
+	for i, op := range ops {
+		name := "GraphQL"
+		if len(ops) > 1 {
+			name = fmt.Sprintf("GraphQL %d", i+1)
+		}
+		title := op.Type
+		if op.Name != "" {
+			title += " " + op.Name
+		}
+		v := View{Name: name, Kind: KindGraphQL, Lang: "graphql", Text: "# " + title + "\n" + op.Query + "\n", Note: note}
+		if op.Persisted != "" {
+			v.Text = "# " + title + "\n# persisted query sha256 " + op.Persisted + "\n" + op.Query
+		}
+		if op.Error != "" {
+			v.Note = joinNote(note, "query does not parse: "+op.Error)
+		}
+		out = append(out, v)
+		if op.Variables != "" {
+			out = append(out, View{Name: strings.Replace(name, "GraphQL", "Variables", 1), Kind: KindGraphQL, Lang: "json", Text: op.Variables})
+		}
+	}
+	return out
+}

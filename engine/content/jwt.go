@@ -154,3 +154,25 @@ func FindJWTs(h http.Header, now time.Time) []JWT {
 	sort.SliceStable(out, func(a, b int) bool { return out[a].Where < out[b].Where })
 	return out
 }
+
+func jwtView(j JWT) View {
+	doc := struct {
+		Where     string          `json:"where"`
+		Times     []string        `json:"times,omitempty"`
+		Header    json.RawMessage `json:"header"`
+		Claims    json.RawMessage `json:"claims"`
+		Signature string          `json:"signature"`
+	}{j.Where, j.Times, json.RawMessage(j.Header), json.RawMessage(j.Claims),
+		fmt.Sprintf("%d bytes, not verified", j.Signature)}
+	b, _ := json.MarshalIndent(doc, "", "  ")
+	note := j.Alg
+	if j.Expired {
+		note += "; expired"
+	}
+	for _, t := range j.Times {
+		if strings.HasPrefix(t, "exp:") {
+			note += "; " + strings.TrimPrefix(t, "exp: ")
+		}
+	}
+	return View{Name: "JWT (" + j.Where + ")", Kind: KindJWT, Lang: "json", Text: string(b), Note: note}
+}

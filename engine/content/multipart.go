@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"image"
 	"io"
 	"mime"
 	"mime/multipart"
 	"net/http"
 	"net/textproto"
 	"net/url"
+	"strings"
+	"unicode/utf8"
 )
 
 // Part is one part of a multipart body.
@@ -113,4 +116,65 @@ func cutAny(s, seps string) (before, after string, found bool) {
 		}
 	}
 	return s, "", false
+}
+
+func init() {
+	Register(KindMultipart, func(in *Input) []View {
+		return []View{multipartView(in.Header.Get("Content-Type"), in.Body, in.Options, in.Partial, in.Note)}
+	})
+}
+
+func multipartView(ct string, dec []byte, opts Options, partial bool, note string) View {
+	parts, err := SplitMultipart(ct, dec, opts.Limit)
+	var sb strings.Builder
+	var rows [][2]string
+	for i, p := range parts {
+		title := fmt.Sprintf("part %d", i+1)
+		if p.Name != "" {
+			title += " name=" + p.Name
+		}
+		if p.FileName != "" {
+			title += " filename=" + p.FileName
+		}
+		fmt.Fprintf(&sb, "── %s (%d bytes%s)\n", title, p.Size, map[bool]string{true: ", cut", false: ""}[p.Partial])
+		for k, vs := range p.Header {
+			for _, v := range vs {
+				fmt.Fprintf(&sb, "%s: %s\n", k, v)
+			}
+		}
+		sb.WriteByte('\n')
+		ph := p.PartHeader()
+		body, _, _, derr := Decode(ph, p.Body, opts.Limit)
+		if derr != nil {
+			body = p.Body
+		}
+		switch k := Detect(ph, body); {
+		case k == KindImage:
+			sb.WriteString("[image]\n")
+			if cfg, format, err := image.DecodeConfig(bytes.NewReader(body)); err == nil {
+				fmt.Fprintf(&sb, "[%s %d×%d]\n", format, cfg.Width, cfg.Height)
+			}
+		case k.Textual() || looksText(body):
+			s, _ := Text(ph.Get("Content-Type"), body)
+			sb.WriteString(s)
+			sb.WriteByte('\n')
+		default:
+			sb.WriteString(hexDump(body, 4096))
+		}
+		sb.WriteByte('\n')
+		val := fmt.Sprintf("%d bytes", p.Size)
+		if looksText(p.Body) && len(p.Body) <= 256 && utf8.Valid(p.Body) {
+			val = string(p.Body)
+		}
+		rows = append(rows, [2]string{title, val})
+	}
+	v := View{Name: "Parts", Kind: KindMultipart, Text: sb.String(), Rows: rows, Partial: partial,
+		Note: joinNote(note, fmt.Sprintf("%d parts", len(parts)))}
+	if err != nil {
+		v.Note = joinNote(v.Note, err.Error())
+		if len(parts) == 0 {
+			v.Text = hexDump(dec, 64<<10)
+		}
+	}
+	return v
 }

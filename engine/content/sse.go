@@ -3,6 +3,7 @@ package content
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"strings"
 )
@@ -209,4 +210,51 @@ func llmDelta(m map[string]json.RawMessage) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+func init() {
+	Register(KindSSE, func(in *Input) []View { return sseViews(in.Body, in.Partial, in.Note) })
+}
+
+func sseViews(dec []byte, partial bool, note string) []View {
+	evs := ParseSSE(dec)
+	var sb strings.Builder
+	open := false
+	for i, e := range evs {
+		fmt.Fprintf(&sb, "#%d", i+1)
+		if e.Event != "" {
+			fmt.Fprintf(&sb, " event: %s", e.Event)
+		}
+		if e.ID != "" {
+			fmt.Fprintf(&sb, " id: %s", e.ID)
+		}
+		if e.Retry >= 0 {
+			fmt.Fprintf(&sb, " retry: %d", e.Retry)
+		}
+		if e.Partial {
+			sb.WriteString(" (incomplete)")
+			open = true
+		}
+		sb.WriteByte('\n')
+		for _, c := range e.Comments {
+			fmt.Fprintf(&sb, ": %s\n", c)
+		}
+		if p, ok := IndentJSON(e.Data); ok && strings.HasPrefix(strings.TrimSpace(e.Data), "{") || ok && strings.HasPrefix(strings.TrimSpace(e.Data), "[") {
+			sb.WriteString(p)
+		} else {
+			sb.WriteString(e.Data)
+		}
+		sb.WriteString("\n\n")
+	}
+	v := View{Name: "Events", Kind: KindSSE, Text: sb.String(), Partial: partial || open,
+		Note: joinNote(note, fmt.Sprintf("%d events", len(evs)))}
+	out := []View{v}
+	if t, done, ok := LLMText(evs); ok {
+		n := "streamed text joined"
+		if !done {
+			n += "; no end marker (stream open or cut)"
+		}
+		out = append(out, View{Name: "LLM text", Kind: KindSSE, Text: t, Partial: !done, Note: n})
+	}
+	return out
 }

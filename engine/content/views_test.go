@@ -257,3 +257,16 @@ func TestViewsGRPCStopsDecodingPastTheTextCap(t *testing.T) {
 		t.Errorf("%+v", m.Note)
 	}
 }
+
+func TestRegisterViewer(t *testing.T) {
+	old := viewers[KindCSS]
+	t.Cleanup(func() { Register(KindCSS, old) })
+	Register(KindCSS, func(in *Input) []View {
+		s, _ := in.Text()
+		return []View{{Name: "Custom CSS", Kind: in.Kind, Text: strings.ToUpper(s), Note: in.Note}}
+	})
+	vs := Views(http.Header{"Content-Type": {"text/css"}, "Content-Encoding": {"br"}}, br([]byte("a{}")), Options{})
+	if len(vs) != 1 || vs[0].Name != "Custom CSS" || vs[0].Text != "A{}" || vs[0].Note != "decoded from br" {
+		t.Errorf("%+v", vs)
+	}
+}
