@@ -97,3 +97,30 @@ func FuzzSplitMultipart(f *testing.F) {
 		}
 	})
 }
+
+// FuzzViews runs every viewer on arbitrary bodies under arbitrary types and codings:
+// no panic, every view within the text cap, and the decoded body never over the limit.
+func FuzzViews(f *testing.F) {
+	f.Add("application/grpc", "", []byte("\x00\x00\x00\x00\x02\x08\x01"))
+	f.Add("application/grpc-web-text", "", []byte("AAAAAAIIAQ=="))
+	f.Add("application/json", "", []byte(`{"query":"query A { a }","variables":{"x":1}}`))
+	f.Add("text/event-stream", "", []byte("data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"x\"}}]}\n\n"))
+	f.Add("multipart/form-data; boundary=b", "", []byte("--b\r\n\r\nx\r\n--b--"))
+	f.Add("text/html; charset=shift_jis", "", []byte("<meta charset=euc-jp>\x82\xa0"))
+	f.Add("application/octet-stream", "br", []byte{0x1b, 0x03, 0x00, 0xf8, 0xa5, 0x40, 0x42, 0x02})
+	f.Fuzz(func(t *testing.T, ct, ce string, body []byte) {
+		h := map[string][]string{"Content-Type": {ct}}
+		if ce != "" {
+			h["Content-Encoding"] = []string{ce}
+		}
+		const textCap = 4096
+		for _, req := range []bool{true, false} {
+			for _, v := range Views(h, body, Options{Request: req, URL: "https://x/a.B/C?query=%7Ba%7D", TextCap: textCap, Limit: 1 << 16}) {
+				if len(v.Text) > textCap {
+					t.Fatalf("view %s: %d bytes over the cap", v.Name, len(v.Text))
+				}
+				Tokens(v.Lang, v.Text)
+			}
+		}
+	})
+}
