@@ -18,14 +18,12 @@ require (
 	github.com/alecthomas/chroma/v2 v2.27.0
 	github.com/bufbuild/protocompile v0.14.1
 	github.com/vektah/gqlparser/v2 v2.5.64
+	google.golang.org/genproto/googleapis/rpc v0.0.0-20261110000943-09e21b237f2c
 	google.golang.org/grpc v1.85.0
 	google.golang.org/protobuf v1.36.12
 )
 
-require (
-	github.com/dlclark/regexp2/v2 v2.2.1 // indirect
-	google.golang.org/genproto/googleapis/rpc v0.0.0-20261110000943-09e21b237f2c // indirect
-)
+require github.com/dlclark/regexp2/v2 v2.2.1 // indirect
 
 require (
 	appenv v0.0.0

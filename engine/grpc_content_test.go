@@ -261,7 +261,7 @@ func TestGRPCThroughProxyDecodes(t *testing.T) {
 	// Error with details (trailers-only or trailers).
 	_, respV = content.SessionViews(failed, opts)
 	if v := viewByName(respV, "Status"); v == nil || !strings.Contains(v.Text, "3 INVALID_ARGUMENT") || !strings.Contains(v.Text, "bad name: fail") ||
-		!strings.Contains(v.Text, "type.googleapis.com/google.protobuf.StringValue") {
+		!strings.Contains(v.Text, "type.googleapis.com/google.protobuf.StringValue: \"name\"") {
 		t.Errorf("error status: %+v", respV)
 	}
 	// Server stream: three messages listed one by one.

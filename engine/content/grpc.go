@@ -11,7 +11,13 @@ import (
 	"strconv"
 	"strings"
 
+	_ "google.golang.org/genproto/googleapis/rpc/errdetails" // registers google.rpc.* detail types
+	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoregistry"
+	_ "google.golang.org/protobuf/types/known/anypb"      // well-known types for details
+	_ "google.golang.org/protobuf/types/known/wrapperspb" // well-known types for details
 )
 
 // Frame is one length-prefixed message of a gRPC, gRPC-Web or Connect stream.
@@ -233,13 +239,31 @@ func decodeAny(b []byte) StatusDetail {
 		case 1:
 			d.TypeURL = string(v)
 		case 2:
-			f, err := DecodeProtoRaw(v)
-			d.Value = FormatProtoRaw(f)
-			if err != nil {
-				d.Value += "// " + err.Error() + "\n"
-			}
+			d.Value = anyValueText(d.TypeURL, v)
 		}
 		b = b[n+m:]
 	}
 	return d
+}
+
+// anyValueText renders an Any's value: as protojson when its type is known (the
+// google.rpc error details — BadRequest, ErrorInfo, RetryInfo, … — and the well-known
+// types are linked in), else schemaless.
+func anyValueText(typeURL string, v []byte) string {
+	if typeURL != "" {
+		if mt, err := protoregistry.GlobalTypes.FindMessageByURL(typeURL); err == nil {
+			m := mt.New().Interface()
+			if proto.Unmarshal(v, m) == nil {
+				if b, err := (protojson.MarshalOptions{Multiline: true, Indent: "  "}).Marshal(m); err == nil {
+					return string(b)
+				}
+			}
+		}
+	}
+	f, err := DecodeProtoRaw(v)
+	s := FormatProtoRaw(f)
+	if err != nil {
+		s += "// " + err.Error() + "\n"
+	}
+	return s
 }

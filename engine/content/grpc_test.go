@@ -8,7 +8,11 @@ import (
 	"strings"
 	"testing"
 
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	spb "google.golang.org/genproto/googleapis/rpc/status"
 	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/anypb"
 )
 
 func frame(flag byte, msg []byte) []byte {
@@ -85,5 +89,19 @@ func TestGRPCStatusDetails(t *testing.T) {
 	}
 	if _, ok := GRPCStatus(http.Header{}); ok {
 		t.Error("status without grpc-status")
+	}
+}
+
+func TestGRPCStatusDetailsKnownTypes(t *testing.T) {
+	br := &errdetails.BadRequest{FieldViolations: []*errdetails.BadRequest_FieldViolation{{Field: "name", Description: "too short"}}}
+	anyMsg, err := anypb.New(br)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, _ := proto.Marshal(&spb.Status{Code: 3, Message: "bad", Details: []*anypb.Any{anyMsg}})
+	s, ok := GRPCStatus(http.Header{"Grpc-Status": {"3"}, "Grpc-Status-Details-Bin": {base64.StdEncoding.EncodeToString(st)}})
+	if !ok || len(s.Details) != 1 || s.Details[0].TypeURL != "type.googleapis.com/google.rpc.BadRequest" ||
+		!strings.Contains(s.Details[0].Value, `"fieldViolations"`) || !strings.Contains(s.Details[0].Value, `"too short"`) {
+		t.Errorf("%+v", s)
 	}
 }
