@@ -59,7 +59,8 @@ package content
 //	image               "Image" (format and size in Note)
 //	binary / undecodable  "Hex"
 //	any message         "JWT (where)" for each JSON Web Token in Authorization, Cookie
-//	                    or Set-Cookie: header, claims, expiry in words, never verified
+//	                    or Set-Cookie, or (JSON bodies) a string value such as an OAuth
+//	                    id_token: header, claims, expiry in words, never verified
 //
 // Each kind's viewer lives in its kind's file and is registered with Register in init
 // (views_text.go: text kinds, image, form, binary; graphql.go; sse.go; grpc_views.go:

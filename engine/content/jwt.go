@@ -93,11 +93,11 @@ func ParseJWT(s string, now time.Time) (j JWT, ok bool) {
 func Ago(d time.Duration) string {
 	s := d.Seconds()
 	switch {
-	case s < 90:
+	case s < 59.5:
 		return fmt.Sprintf("%d s", int(math.Round(s)))
-	case s < 90*60:
+	case s < 59.5*60:
 		return fmt.Sprintf("%d min", int(math.Round(s/60)))
-	case s < 36*3600:
+	case s < 47.5*3600:
 		return fmt.Sprintf("%d h", int(math.Round(s/3600)))
 	case s < 60*86400:
 		return fmt.Sprintf("%d d", int(math.Round(s/86400)))
@@ -175,4 +175,54 @@ func jwtView(j JWT) View {
 		}
 	}
 	return View{Name: "JWT (" + j.Where + ")", Kind: KindJWT, Lang: "json", Text: string(b), Note: note}
+}
+
+// maxBodyJWTs bounds how many tokens FindBodyJWTs returns, and maxBodyJWTScan the JSON
+// it reads for them.
+const (
+	maxBodyJWTs    = 8
+	maxBodyJWTScan = 1 << 20
+)
+
+// FindBodyJWTs returns the JWTs among a JSON body's string values (OAuth and OpenID
+// token responses: access_token, id_token, refresh_token, …), each named by its key path.
+func FindBodyJWTs(body []byte, now time.Time) []JWT {
+	if len(body) > maxBodyJWTScan || !bytes.Contains(body, []byte("eyJ")) {
+		return nil
+	}
+	var v any
+	if json.Unmarshal(body, &v) != nil {
+		return nil
+	}
+	var out []JWT
+	var walk func(path string, v any, depth int)
+	walk = func(path string, v any, depth int) {
+		if len(out) >= maxBodyJWTs || depth > 32 {
+			return
+		}
+		switch x := v.(type) {
+		case string:
+			if strings.HasPrefix(x, "eyJ") {
+				if j, ok := ParseJWT(x, now); ok {
+					j.Where = "body " + path
+					out = append(out, j)
+				}
+			}
+		case map[string]any:
+			keys := make([]string, 0, len(x))
+			for k := range x {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				walk(strings.TrimPrefix(path+"."+k, "."), x[k], depth+1)
+			}
+		case []any:
+			for i, e := range x {
+				walk(fmt.Sprintf("%s[%d]", path, i), e, depth+1)
+			}
+		}
+	}
+	walk("", v, 0)
+	return out
 }

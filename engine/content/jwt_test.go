@@ -40,7 +40,7 @@ func TestJWT(t *testing.T) {
 			t.Errorf("%q taken for a JWT", bad)
 		}
 	}
-	for d, want := range map[time.Duration]string{40 * time.Second: "40 s", 3 * time.Minute: "3 min", 3 * time.Hour: "3 h", 72 * time.Hour: "3 d", 200 * 24 * time.Hour: "7 mo", 1000 * 24 * time.Hour: "3 y"} {
+	for d, want := range map[time.Duration]string{40 * time.Second: "40 s", 3 * time.Minute: "3 min", 3 * time.Hour: "3 h", 72 * time.Hour: "3 d", 59 * time.Minute: "59 min", time.Hour: "1 h", 90 * time.Second: "2 min", 200 * 24 * time.Hour: "7 mo", 1000 * 24 * time.Hour: "3 y"} {
 		if got := Ago(d); got != want {
 			t.Errorf("Ago(%v) = %q, want %q", d, got, want)
 		}
@@ -48,3 +48,20 @@ func TestJWT(t *testing.T) {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+func TestBodyJWTs(t *testing.T) {
+	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	id := makeJWT(`{"alg":"RS256","kid":"k1"}`, `{"sub":"u1","exp":`+itoa(now.Add(time.Hour).Unix())+`}`)
+	body := `{"access_token":"opaque-not-a-jwt","id_token":"` + id + `","token_type":"Bearer","nested":{"list":["x","` + id + `"]}}`
+	js := FindBodyJWTs([]byte(body), now)
+	if len(js) != 2 || js[0].Where != "body id_token" || js[1].Where != "body nested.list[1]" || !strings.HasPrefix(js[0].Times[0], "exp: expires in 1 h") {
+		t.Fatalf("%+v", js)
+	}
+	vs := Views(http.Header{"Content-Type": {"application/json"}}, []byte(body), Options{Now: now})
+	if len(vs) != 3 || vs[1].Name != "JWT (body id_token)" || vs[1].Kind != KindJWT {
+		t.Errorf("views %+v", vs)
+	}
+	if FindBodyJWTs([]byte(`{"a":"eyJ-but-not"}`), now) != nil || FindBodyJWTs([]byte(`not json eyJ`), now) != nil {
+		t.Error("non-JWTs found")
+	}
+}

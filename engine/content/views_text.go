@@ -46,6 +46,9 @@ func jsonViews(in *Input) []View {
 		v.Text, v.Note = s, joinNote(n, "not valid JSON; shown as sent")
 	}
 	out := []View{v}
+	for _, j := range FindBodyJWTs(in.Body, in.Options.Now) {
+		out = append(out, jwtView(j))
+	}
 	if !in.Options.Request {
 		errs := GraphQLErrors(in.Body)
 		if len(errs) > 0 && (bytes.Contains(in.Body, []byte(`"data"`)) || strings.Contains(strings.ToLower(in.Options.URL), "graphql")) {
