@@ -44,6 +44,7 @@ const maxImportBytes = 1 << 30
 //
 //	GET  /api/v1/sessions?filter=EXPR&after=ID&limit=N   JSON array of summaries, oldest first
 //	GET  /api/v1/sessions/{id}                           one session.Session in full
+//	GET  /api/v1/sessions/{id}/content                   its decoded views (engine/content)
 //	GET  /api/v1/stats                                   store.Stats
 //	POST /api/v1/har                                     HAR import (body: the HAR file); {"ids": […]}
 //
@@ -71,6 +72,7 @@ func startControl(dataDir, proxyAddr string, st *store.Store, extra map[string]h
 	mux.HandleFunc("GET /api/v1/sessions/{id}", c.getSession)
 	mux.HandleFunc("GET /api/v1/stats", c.stats)
 	mux.Handle(framesPattern, framesHandler(st))
+	mux.Handle(contentPattern, contentHandler(st, instanceProtos)) // content_api.go
 	mux.HandleFunc("POST /api/v1/har", c.importHAR)
 	for pattern, h := range extra {
 		if err := handleSafely(mux, pattern, h); err != nil {
