@@ -62,19 +62,29 @@ const contentPattern = "GET /api/v1/sessions/{id}/content"
 
 func contentHandler(st *store.Store, protos func() *content.Protos) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		id, err := strconv.ParseUint(r.PathValue("id"), 10, 64)
-		if err != nil || id == 0 {
-			writeJSONError(w, http.StatusBadRequest, fmt.Sprintf("%q is not a session id", r.PathValue("id")))
-			return
-		}
-		ss, err := st.Get(session.ID(id))
-		switch {
-		case errors.Is(err, store.ErrNotFound):
-			writeJSONError(w, http.StatusNotFound, err.Error())
-		case err != nil:
-			writeJSONError(w, http.StatusInternalServerError, err.Error())
-		default:
+		if ss, ok := pathSession(w, r, st); ok {
 			writeJSON(w, buildShowContent(ss, protos()))
 		}
 	})
+}
+
+// pathSession loads the session the {id} path value names; on a bad id (400), an
+// unknown session (404) or a store error (500) it has written the JSON error and ok is
+// false.
+func pathSession(w http.ResponseWriter, r *http.Request, st *store.Store) (ss *session.Session, ok bool) {
+	id, err := strconv.ParseUint(r.PathValue("id"), 10, 64)
+	if err != nil {
+		writeJSONError(w, http.StatusBadRequest, fmt.Sprintf("%q is not a session id", r.PathValue("id")))
+		return nil, false
+	}
+	ss, err = st.Get(session.ID(id))
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		writeJSONError(w, http.StatusNotFound, err.Error())
+	case err != nil:
+		writeJSONError(w, http.StatusInternalServerError, err.Error())
+	default:
+		return ss, true
+	}
+	return nil, false
 }

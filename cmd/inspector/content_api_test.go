@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"flag"
 	"io"
 	"net/http"
@@ -38,34 +39,28 @@ func TestControlContentRoute(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer stop()
-	var info controlInfo
-	b, _ := os.ReadFile(filepath.Join(dir, controlFile))
-	json.Unmarshal(b, &info)
-	get := func(p, token string) (int, string) {
-		req, _ := http.NewRequest("GET", info.URL+p, nil)
-		if token != "" {
-			req.Header.Set("Authorization", "Bearer "+token)
-		}
-		resp, err := (&http.Client{Transport: &http.Transport{Proxy: nil}}).Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(body)
+	api, err := newControlClient(dir)
+	if err != nil {
+		t.Fatal(err)
 	}
-	code, body := get("/api/v1/sessions/1/content", info.Token)
 	var c showContent
-	if err := json.Unmarshal([]byte(body), &c); code != 200 || err != nil || c.Operation != "demo.v1.Greeter/SayHello" ||
+	if err := api.do("GET", "/api/v1/sessions/1/content", nil, &c); err != nil || c.Operation != "demo.v1.Greeter/SayHello" ||
 		len(c.Response) == 0 || !strings.Contains(c.Response[0].Text, `1: "hi"`) {
-		t.Fatalf("content: %d %v %s", code, err, body)
+		t.Fatalf("content: %v %+v", err, c)
+	}
+	status := func(p string, api *controlClient) int {
+		var ce *controlError
+		if err := api.do("GET", p, nil, &c); errors.As(err, &ce) {
+			return ce.Status
+		}
+		return 200
 	}
 	for p, want := range map[string]int{"/api/v1/sessions/9/content": 404, "/api/v1/sessions/x/content": 400} {
-		if code, _ := get(p, info.Token); code != want {
+		if code := status(p, api); code != want {
 			t.Errorf("%s: %d, want %d", p, code, want)
 		}
 	}
-	if code, _ := get("/api/v1/sessions/1/content", ""); code != 401 {
+	if code := status("/api/v1/sessions/1/content", &controlClient{base: api.base, hc: api.hc}); code != 401 {
 		t.Errorf("no token: %d", code)
 	}
 

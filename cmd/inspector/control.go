@@ -276,18 +276,7 @@ func (c *controlServer) listSessions(w http.ResponseWriter, r *http.Request) {
 }
 
 func (c *controlServer) getSession(w http.ResponseWriter, r *http.Request) {
-	id, err := strconv.ParseUint(r.PathValue("id"), 10, 64)
-	if err != nil {
-		writeJSONError(w, http.StatusBadRequest, fmt.Sprintf("%q is not a session id", r.PathValue("id")))
-		return
-	}
-	ss, err := c.st.Get(session.ID(id))
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		writeJSONError(w, http.StatusNotFound, err.Error())
-	case err != nil:
-		writeJSONError(w, http.StatusInternalServerError, err.Error())
-	default:
+	if ss, ok := pathSession(w, r, c.st); ok {
 		writeJSON(w, ss)
 	}
 }
