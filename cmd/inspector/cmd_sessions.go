@@ -271,12 +271,12 @@ func runShow(args []string) error {
 		return err
 	}
 	if asJSON {
-		return writeShowJSON(stdout, ss, protos)
+		return writeShowJSON(stdout, ss, protos, src)
 	}
 	if err := writeSessionText(stdout, ss); err != nil {
 		return err
 	}
-	writeContentText(stdout, ss, protos)
+	writeContentText(stdout, ss, protos, src)
 	return nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"google.golang.org/protobuf/encoding/protowire"
@@ -96,5 +97,42 @@ func TestInstanceProtoPathFlag(t *testing.T) {
 	}
 	if err := fs.Parse([]string{"--proto-path", ","}); err == nil {
 		t.Error("empty --proto-path accepted")
+	}
+}
+
+// `inspector show` through a running instance uses the instance's --proto-path.
+func TestShowThroughInstanceUsesItsProtos(t *testing.T) {
+	dir := t.TempDir()
+	st, err := store.Open(filepath.Join(dir, "sessions.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	s := mkSession(st.NextID(), 200, grpcFrame(protowire.AppendString(protowire.AppendTag(nil, 1, protowire.BytesType), "hi")))
+	s.Request.Method, s.Request.URL = "POST", "https://rpc.example/demo.v1.Greeter/SayHello"
+	s.Request.Header = http.Header{"Content-Type": {"application/grpc"}}
+	s.Response.Header = http.Header{"Content-Type": {"application/grpc"}}
+	st.Put(s)
+	st.Flush()
+	protoDir := t.TempDir()
+	os.WriteFile(filepath.Join(protoDir, "g.proto"), []byte(`syntax = "proto3"; package demo.v1;
+message Req { string name = 1; } message Reply { string message = 1; }
+service Greeter { rpc SayHello(Req) returns (Reply); }`), 0o644)
+	oldPath := instanceProtoPath
+	instanceProtoPath, instanceProtosOnce, instanceProtosVal = []string{protoDir}, sync.Once{}, nil
+	t.Cleanup(func() { instanceProtoPath, instanceProtosOnce, instanceProtosVal = oldPath, sync.Once{}, nil })
+
+	_, stop, err := startControl(dir, "127.0.0.1:8080", st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	code, out, errOut := runCLI(t, "show", "1", "--json", "--data-dir="+dir)
+	var got struct {
+		Content showContent `json:"content"`
+	}
+	if err := json.Unmarshal([]byte(out), &got); code != 0 || err != nil || len(got.Content.Protos) != 1 ||
+		!strings.Contains(got.Content.Response[0].Text, `"message":`) {
+		t.Fatalf("show via instance: %d %v %s %s", code, err, out, errOut)
 	}
 }

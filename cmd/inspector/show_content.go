@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"inspector/engine/content"
@@ -77,16 +78,29 @@ func splitPathList(v string) []string {
 	return strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == filepath.ListSeparator })
 }
 
+// showContentFrom reads the views of s: from the running instance (src.api), whose
+// --proto-path schemas then apply, when show was given none of its own; else, or when
+// the instance cannot answer (an older one without the route), computed here.
+func showContentFrom(s *session.Session, protos *content.Protos, src *source) showContent {
+	if protos == nil && src != nil && src.api != nil {
+		var c showContent
+		if err := src.api.do("GET", "/api/v1/sessions/"+strconv.FormatUint(uint64(s.ID), 10)+"/content", nil, &c); err == nil {
+			return c
+		}
+	}
+	return buildShowContent(s, protos)
+}
+
 // writeShowJSON writes `show --json`.
-func writeShowJSON(w io.Writer, s *session.Session, protos *content.Protos) error {
+func writeShowJSON(w io.Writer, s *session.Session, protos *content.Protos, src *source) error {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
-	return enc.Encode(sessionWithContent{Session: s, Content: buildShowContent(s, protos)})
+	return enc.Encode(sessionWithContent{Session: s, Content: showContentFrom(s, protos, src)})
 }
 
 // writeContentText appends the decoded views to `show`'s text form.
-func writeContentText(w io.Writer, s *session.Session, protos *content.Protos) {
-	c := buildShowContent(s, protos)
+func writeContentText(w io.Writer, s *session.Session, protos *content.Protos, src *source) {
+	c := showContentFrom(s, protos, src)
 	if c.Operation != "" {
 		fmt.Fprintf(w, "\nOperation: %s\n", c.Operation)
 	}
