@@ -21,8 +21,7 @@
 // Detect maps headers and decoded bytes to a Kind: json, xml, html, javascript, css,
 // text, image, protobuf, grpc, grpc-web, grpc-web-text, connect, graphql, sse,
 // multipart, form, binary (and empty). Kind values are stable strings.
-package content
-
+//
 // # Views
 //
 // Views(header, body, Options) is the plain-Go API the window and `inspector show --json`
@@ -57,7 +56,8 @@ package content
 //	multipart           "Parts": each part's headers and body (text, hex or image size)
 //	form                "Form" with Rows
 //	image               "Image" (format and size in Note)
-//	binary / undecodable  "Hex"
+//	binary / undecodable  "Hex", and "Protobuf (guess)" when a binary body parses as a
+//	                    message
 //	any message         "JWT (where)" for each JSON Web Token in Authorization, Cookie
 //	                    or Set-Cookie, or (JSON bodies) a string value such as an OAuth
 //	                    id_token: header, claims, expiry in words, never verified
@@ -81,3 +81,4 @@ package content
 //
 // Operation(session) is the list's "operation" cell ("query GetUser", "pkg.Svc/Method");
 // GraphQLOps and RPCMethod back the filter's gql: and grpc: terms.
+package content
