@@ -93,6 +93,8 @@ fuzz-short:
 	$(GO) test -run '^$$' -fuzz '^FuzzRead$$' -fuzztime 10s ./store/har/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeSessionMeta$$' -fuzztime 10s ./store/
 	$(GO) test -run '^$$' -fuzz '^FuzzCurl$$' -fuzztime 10s ./ui/render/
+	@set -e; for t in FuzzProtoRaw FuzzSplitFrames FuzzParseSSE FuzzSplitMultipart FuzzViews; do \
+	  $(GO) test -run '^$$' -fuzz "^$$t\$$" -fuzztime 10s ./engine/content/; done
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./engine/filter/

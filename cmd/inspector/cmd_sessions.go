@@ -251,6 +251,10 @@ func openSessionCommand(name, jsonUsage string, args []string) (id session.ID, s
 }
 
 func runShow(args []string) error {
+	args, protos, err := takeProtoPath(args) // show_content.go
+	if err != nil {
+		return err
+	}
 	id, src, asJSON, err := openSessionCommand("show", "the session as JSON", args)
 	if err != nil {
 		return err
@@ -269,11 +273,13 @@ func runShow(args []string) error {
 		return err
 	}
 	if asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetEscapeHTML(false)
-		return enc.Encode(ss)
+		return writeShowJSON(stdout, ss, protos, src)
 	}
-	return writeSessionText(stdout, ss)
+	if err := writeSessionText(stdout, ss); err != nil {
+		return err
+	}
+	writeContentText(stdout, ss, protos, src)
+	return nil
 }
 
 // writeSessionText prints a session for people: connection legs, both messages with

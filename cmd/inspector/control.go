@@ -44,6 +44,7 @@ const maxImportBytes = 1 << 30
 //
 //	GET  /api/v1/sessions?filter=EXPR&after=ID&limit=N[&newest=1]   JSON array of summaries, oldest (or newest) first
 //	GET  /api/v1/sessions/{id}                           one session.Session in full
+//	GET  /api/v1/sessions/{id}/content                   its decoded views (engine/content)
 //	GET  /api/v1/stats                                   store.Stats
 //	POST /api/v1/har                                     HAR import (body: the HAR file); {"ids": […]}
 //
@@ -71,6 +72,7 @@ func startControl(dataDir, proxyAddr string, st *store.Store, extra map[string]h
 	mux.HandleFunc("GET /api/v1/sessions/{id}", c.getSession)
 	mux.HandleFunc("GET /api/v1/stats", c.stats)
 	mux.Handle(framesPattern, framesHandler(st))
+	mux.Handle(contentPattern, contentHandler(st, instanceProtos)) // content_api.go
 	mux.HandleFunc("POST /api/v1/har", c.importHAR)
 	for pattern, h := range extra {
 		if err := handleSafely(mux, pattern, h); err != nil {
@@ -285,18 +287,7 @@ func (c *controlServer) listSessions(w http.ResponseWriter, r *http.Request) {
 }
 
 func (c *controlServer) getSession(w http.ResponseWriter, r *http.Request) {
-	id, err := strconv.ParseUint(r.PathValue("id"), 10, 64)
-	if err != nil {
-		writeJSONError(w, http.StatusBadRequest, fmt.Sprintf("%q is not a session id", r.PathValue("id")))
-		return
-	}
-	ss, err := c.st.Get(session.ID(id))
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		writeJSONError(w, http.StatusNotFound, err.Error())
-	case err != nil:
-		writeJSONError(w, http.StatusInternalServerError, err.Error())
-	default:
+	if ss, ok := pathSession(w, r, c.st); ok {
 		writeJSON(w, ss)
 	}
 }

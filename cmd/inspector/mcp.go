@@ -32,6 +32,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"inspector/engine/content"
 	"inspector/engine/filter"
 	"inspector/engine/hooks/breakpoint"
 	"inspector/engine/session"
@@ -272,7 +273,7 @@ func addReadTools(s *mcp.Server, b *mcpBackend) {
 			}
 			return out, nil
 		})
-	tool(s, b, "get_session", "One session in full: request and response line, headers, bodies (decoded from gzip/deflate; text, else base64; capped at body_limit), trailers, timings, TLS, error, WebSocket messages.",
+	tool(s, b, "get_session", "One session in full: request and response line, headers, bodies (decoded from gzip/deflate/br/zstd; text, else base64; capped at body_limit), trailers, timings, TLS, error, WebSocket messages.",
 		func(ctx context.Context, in getIn) (mcpSession, error) {
 			ss, err := b.get(session.ID(in.ID))
 			if err != nil {
@@ -631,7 +632,8 @@ func mcpBodyOf(h http.Header, b session.Body, limit int) mcpBody {
 // decodeForAgent undoes the content coding of a body, up to limit bytes (the one place the
 // MCP tools decode, so it follows the engine's decoder).
 func decodeForAgent(h http.Header, data []byte, limit int) ([]byte, string, error) {
-	return session.DecodeBody(h, data, limit)
+	out, encs, _, err := content.Decode(h, data, limit)
+	return out, strings.Join(encs, ", "), err
 }
 
 func exportHAR(b *mcpBackend, in harIn) (harOut, error) {

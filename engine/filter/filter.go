@@ -32,9 +32,17 @@
 //	          response) match no dur: term.
 //	header:   `name` present in the request or response headers or trailers, or `name=value`
 //	          where value is a substring of one of that header's values
-//	body:     substring of the request or response body, or of a WebSocket message. gzip and
-//	          deflate bodies are decoded first (at most 8 MiB of decoded bytes per body; the
-//	          remainder is not searched); br, zstd and other encodings are searched undecoded.
+//	body:     substring of the request or response body, or of a WebSocket message. Bodies
+//	          are decoded first by engine/content (gzip, deflate, br, zstd, stacked; at most
+//	          8 MiB of decoded bytes per body, the remainder is not searched); other or
+//	          damaged encodings are searched as they travelled.
+//	gql:      GraphQL requests (POST JSON, single or batched, or GET ?query=): `query`,
+//	          `mutation`, `subscription` match the operation type, any other value is a
+//	          glob on the operation name (`gql:GetUser`, `gql:Get*`)
+//	grpc:     gRPC, gRPC-Web and Connect calls: a glob on `package.Service/Method`, or on
+//	          `Service/Method` with the short service name (`grpc:demo.v1.Greeter/*`,
+//	          `grpc:*/SayHello`, `grpc:Greeter/SayHello`); a value without `/` names a
+//	          service (`grpc:demo.v1.Greeter` is `grpc:demo.v1.Greeter/*`)
 //	error:    `yes`/`no` (also `true`/`false`), or a failure phase name such as `tls`, `dns`
 //	marked:   `yes`/`no`, or a mark value (equality)
 //	id:       `42`, `10-20`, `>100`, `<=7`
@@ -150,9 +158,11 @@ type FieldInfo struct {
 }
 
 var fieldInfos = []FieldInfo{
-	{"body", "token", "substring of the request or response body (gzip/deflate decoded)"},
+	{"body", "token", "substring of the request or response body (gzip, deflate, br, zstd decoded)"},
 	{"dur", ">500ms", "duration: >500ms, <2s, 100ms-1s"},
 	{"error", "yes", "failed exchanges: yes, no, or a phase (tls, dns, dial, ...)"},
+	{"gql", "mutation", "GraphQL operation: query, mutation, subscription, or a name glob"},
+	{"grpc", "*/SayHello", "gRPC/Connect method glob: package.Service/Method"},
 	{"header", "content-type=json", "header present (name) or name=value substring"},
 	{"host", "*.example.com", "host name glob (*.example.com includes example.com)"},
 	{"id", ">100", "session id: 42, 10-20, >100"},

@@ -357,7 +357,7 @@ func TestCanonical(t *testing.T) {
 
 func TestFields(t *testing.T) {
 	f := Fields()
-	if !slices.IsSorted(f) || len(f) != 14 {
+	if !slices.IsSorted(f) || len(f) != 16 {
 		t.Fatalf("Fields() = %v", f)
 	}
 	for _, name := range f {

@@ -2,13 +2,13 @@ package filter
 
 import (
 	"bytes"
-	"errors"
 	"math"
 	"net/http"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
+	"inspector/engine/content"
 	"inspector/engine/session"
 )
 
@@ -311,10 +311,49 @@ func compileTerm(t token) (node, error) {
 			}
 			return false
 		}
+	case "gql":
+		out.needs = true
+		out.pred = gqlPred(v)
+	case "grpc":
+		pat := strings.ToLower(strings.TrimPrefix(v, "/")) // globFold wants a lower-case pattern
+		if !strings.Contains(pat, "/") {
+			pat += "/*" // grpc:pkg.Service means any of its methods
+		}
+		out.needs = true
+		out.pred = func(_ *session.Summary, s *session.Session) bool {
+			m, ok := content.RPCMethod(s)
+			if !ok {
+				return false
+			}
+			if globFold(pat, m) {
+				return true
+			}
+			// The service's short name matches too: Greeter/SayHello for demo.v1.Greeter.
+			svc, meth, _ := strings.Cut(m, "/")
+			if i := strings.LastIndexByte(svc, '.'); i >= 0 {
+				return globFold(pat, svc[i+1:]+"/"+meth)
+			}
+			return false
+		}
 	default:
 		return nil, &SyntaxError{Pos: t.pos, Msg: "unknown field \"" + t.field + ":\""}
 	}
 	return out, nil
+}
+
+// gqlPred matches GraphQL requests: query, mutation and subscription match the
+// operation type; any other value is a glob on the operation name.
+func gqlPred(v string) func(*session.Summary, *session.Session) bool {
+	lv := strings.ToLower(v)
+	byType := lv == "query" || lv == "mutation" || lv == "subscription"
+	return func(_ *session.Summary, s *session.Session) bool {
+		for _, op := range content.GraphQLOps(s) {
+			if byType && op.Type == lv || !byType && globFold(lv, op.Name) {
+				return true
+			}
+		}
+		return false
+	}
 }
 
 var protoAliases = map[string]string{
@@ -622,17 +661,14 @@ func globFold(pat, s string) bool {
 // cannot exhaust memory.
 const MaxDecodedBody = 8 << 20
 
-// decodedBody returns data with its gzip/deflate Content-Encoding removed, at most
-// MaxDecodedBody bytes of it. Bodies with other encodings (br, zstd, …), or that fail to
-// decode at their very start, are returned as they are; a body that fails part-way (a
-// truncated capture) yields what decoded.
+// decodedBody returns data with its Content-Encoding (gzip, deflate, br, zstd, stacked)
+// removed by content.Decode, at most MaxDecodedBody bytes of it. Bodies with an
+// unsupported or damaged encoding are returned as they are; a body whose capture was cut
+// yields what decoded.
 func decodedBody(data []byte, h http.Header) []byte {
 	if len(data) == 0 {
 		return data
 	}
-	out, _, err := session.DecodeBody(h, data, MaxDecodedBody)
-	if err != nil && !errors.Is(err, session.ErrDecodedTooLarge) && len(out) == 0 {
-		return data
-	}
+	out, _, _, _ := content.Decode(h, data, MaxDecodedBody)
 	return out
 }

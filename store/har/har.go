@@ -5,9 +5,12 @@
 // # Mapping
 //
 // Standard fields follow the HAR 1.2 spec as Chrome and Firefox devtools write them.
-// Response content.text is the body with gzip/deflate Content-Encoding removed (the way
-// browsers export it); bodies with other encodings (br, zstd) or that fail to decode are
-// exported as transferred, base64, with "_raw": true in content. Text bodies (valid UTF-8
+// Response content.text is the body with its Content-Encoding removed by engine/content
+// (gzip, deflate, br, zstd, stacked; the way browsers export it), and content carries
+// "_contentEncoding" naming the codings removed; bodies with other encodings, or that
+// fail to decode completely (damaged, cut by the capture cap), are exported as
+// transferred, base64, with "_raw": true in content. Import encodes decoded text again
+// with the header's codings, so a session holds its body as it travelled. Text bodies (valid UTF-8
 // without control characters) are written as text, everything else as base64 with
 // "encoding": "base64". Binary request bodies carry "_encoding": "base64" in postData (HAR
 // 1.2 has no encoding there). Timings are in milliseconds rounded to microseconds, derived
@@ -131,6 +134,9 @@ type content struct {
 	Text        string `json:"text,omitempty"`
 	Encoding    string `json:"encoding,omitempty"`
 	Raw         bool   `json:"_raw,omitempty"`
+	// ContentEncoding is the Content-Encoding that was removed to write Text ("br",
+	// "gzip, br"); HAR's own encoding field is only for base64.
+	ContentEncoding string `json:"_contentEncoding,omitempty"`
 }
 
 type timings struct {

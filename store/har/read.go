@@ -2,8 +2,6 @@ package har
 
 import (
 	"bytes"
-	"compress/gzip"
-	"compress/zlib"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -19,6 +17,7 @@ import (
 
 	"golang.org/x/net/http/httpguts"
 
+	bodyc "inspector/engine/content"
 	"inspector/engine/session"
 )
 
@@ -602,19 +601,7 @@ func decodeText(text *string, enc, field string, lim Limits) ([]byte, *Error) {
 
 // encode applies encs (gzip/deflate) in order: the inverse of decodeAll.
 func encode(data []byte, encs []string) []byte {
-	out := data
-	for _, e := range encs {
-		var b bytes.Buffer
-		var w io.WriteCloser
-		if e == "deflate" {
-			w = zlib.NewWriter(&b)
-		} else {
-			w = gzip.NewWriter(&b)
-		}
-		w.Write(out)
-		w.Close()
-		out = b.Bytes()
-	}
+	out, _ := bodyc.Encode(encs, data) // encs are supportedCodings; data untouched otherwise
 	return out
 }
 

@@ -18,6 +18,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	bodyc "inspector/engine/content"
 	"inspector/engine/session"
 )
 
@@ -288,22 +289,17 @@ func isText(b []byte) bool {
 }
 
 // encodings lists a Content-Encoding header's codings in the order applied.
-func encodings(h http.Header) []string { return session.Codings(h) }
+func encodings(h http.Header) []string { return bodyc.Codings(h) }
 
-func supportedCodings(encs []string) bool {
-	for _, e := range encs {
-		if e != "gzip" && e != "x-gzip" && e != "deflate" {
-			return false
-		}
-	}
-	return true
-}
+// supportedCodings reports whether content.Decode and content.Encode handle every coding
+// (gzip, deflate, br, zstd).
+func supportedCodings(encs []string) bool { return bodyc.Supported(encs) }
 
 // decodeAll undoes encs (applied in order) completely; ok is false when a coding is not
-// gzip/deflate, the data is damaged or truncated, or the result exceeds limit.
+// supported, the data is damaged or truncated, or the result exceeds limit.
 func decodeAll(data []byte, encs []string, limit int64) ([]byte, bool) {
-	out, _, err := session.DecodeBody(http.Header{"Content-Encoding": {strings.Join(encs, ", ")}}, data, int(limit))
-	return out, err == nil
+	out, cut, err := bodyc.DecodeCodings(encs, data, int(limit))
+	return out, err == nil && !cut
 }
 
 func buildEntry(s *session.Session) *entry {
@@ -426,6 +422,7 @@ func buildResponse(r *session.Response) *response {
 	if encs := encodings(r.Header); len(encs) > 0 {
 		if dec, ok := decodeAll(body, encs, MaxExportDecoded); ok {
 			body = dec
+			c.ContentEncoding = strings.Join(encs, ", ")
 			c.Size = int64(len(dec))
 			if d := c.Size - r.Body.Size; d > 0 {
 				c.Compression = d

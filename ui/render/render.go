@@ -5,13 +5,8 @@
 package render
 
 import (
-	"bytes"
 	"encoding/hex"
-	"encoding/json"
-	"encoding/xml"
-	"errors"
 	"fmt"
-	"io"
 	"mime"
 	"net/http"
 	"net/url"
@@ -19,6 +14,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"inspector/engine/content"
 	"inspector/engine/session"
 )
 
@@ -30,23 +26,15 @@ const PreviewCap = 256 << 10
 const DecodedCap = 8 << 20
 
 // ErrUnsupportedEncoding is returned by Decode for encodings this build cannot decode.
-var ErrUnsupportedEncoding = session.ErrUnsupportedEncoding
+var ErrUnsupportedEncoding = content.ErrUnsupportedEncoding
 
-// Decode undoes the Content-Encoding in h (gzip, x-gzip, deflate; a list is undone in
-// reverse order). It returns data unchanged with an empty name when there is no encoding.
-// At most DecodedCap bytes are produced; truncated says the output was cut there. A body
-// whose capture was cut short yields what decoded, without an error.
+// Decode undoes the Content-Encoding in h with content.Decode (gzip, x-gzip, deflate, br,
+// zstd; a list is undone in reverse order). It returns data unchanged with an empty name
+// when there is no encoding. At most DecodedCap bytes are produced; truncated says the
+// output was cut there (or the capture ended early). On an error data comes back as is.
 func Decode(h http.Header, data []byte) (out []byte, encoding string, truncated bool, err error) {
-	out, encoding, err = session.DecodeBody(h, data, DecodedCap)
-	switch {
-	case err == nil:
-		return out, encoding, false, nil
-	case errors.Is(err, session.ErrDecodedTooLarge):
-		return out, encoding, true, nil
-	case errors.Is(err, io.ErrUnexpectedEOF) && len(out) > 0:
-		return out, encoding, false, nil
-	}
-	return data, encoding, false, err
+	out, encs, truncated, err := content.Decode(h, data, DecodedCap)
+	return out, strings.Join(encs, ", "), truncated, err
 }
 
 // Kind is how a body is best shown.
@@ -67,112 +55,64 @@ func (k Kind) String() string {
 	return [...]string{"empty", "text", "JSON", "XML", "HTML", "image", "binary"}[k]
 }
 
-// Classify picks the Kind of a decoded body from its Content-Type and bytes.
+// Classify picks the Kind of a decoded body from its Content-Type and bytes, with
+// content.Detect (the one classifier); kinds this older set lacks map to the nearest one
+// (JavaScript, CSS, SSE, forms, GraphQL to text or JSON; protobuf and gRPC to binary).
+// Views of the richer kinds come from content.Views.
 func Classify(contentType string, data []byte) Kind {
-	if len(data) == 0 {
+	h := http.Header{}
+	if contentType != "" {
+		h.Set("Content-Type", contentType)
+	}
+	switch content.Detect(h, data) {
+	case content.KindEmpty:
 		return KindEmpty
-	}
-	mt, _, _ := mime.ParseMediaType(contentType)
-	switch {
-	case strings.HasPrefix(mt, "image/") && mt != "image/svg+xml":
-		return KindImage
-	case mt == "application/json" || strings.HasSuffix(mt, "+json"):
+	case content.KindJSON, content.KindGraphQL:
 		return KindJSON
-	case mt == "text/html":
-		return KindHTML
-	case mt == "application/xml" || mt == "text/xml" || strings.HasSuffix(mt, "+xml"):
+	case content.KindXML:
 		return KindXML
-	}
-	if looksText(data) {
-		t := bytes.TrimSpace(data)
-		if len(t) > 0 && (t[0] == '{' || t[0] == '[') && json.Valid(t) {
-			return KindJSON
+	case content.KindHTML:
+		return KindHTML
+	case content.KindImage:
+		if content.MediaType(contentType) == "image/svg+xml" {
+			return KindXML
 		}
+		return KindImage
+	case content.KindJavaScript, content.KindCSS, content.KindText, content.KindSSE, content.KindForm:
 		return KindText
+	case content.KindMultipart:
+		if looksText(data) {
+			return KindText
+		}
 	}
 	return KindBinary
 }
 
-func looksText(b []byte) bool {
-	if len(b) > 4096 {
-		b = b[:4096]
-	}
-	if !utf8.Valid(b) {
-		// allow a cut rune at the end
-		if len(b) < 4 || !utf8.Valid(b[:len(b)-3]) {
-			return false
-		}
-	}
-	for _, c := range b {
-		if c < 0x20 && c != '\n' && c != '\r' && c != '\t' && c != '\f' {
-			return false
-		}
-	}
-	return true
-}
+func looksText(b []byte) bool { return content.LooksText(b) }
 
-// Text converts a body to displayable text using the charset parameter of contentType
-// (UTF-8 and ISO-8859-1/latin1 are understood; other charsets are shown as UTF-8).
+// Text converts a body to displayable text with content.Text: the charset from a BOM, the
+// Content-Type parameter or an HTML/XML declaration, converted with golang.org/x/text.
 func Text(contentType string, data []byte) string {
-	_, params, _ := mime.ParseMediaType(contentType)
-	switch strings.ToLower(params["charset"]) {
-	case "iso-8859-1", "latin1", "latin-1", "windows-1252", "us-ascii":
-		var sb strings.Builder
-		for _, c := range data {
-			sb.WriteRune(rune(c))
-		}
-		return sb.String()
-	}
-	return strings.ToValidUTF8(string(data), "\uFFFD")
+	s, _ := content.Text(contentType, data)
+	return s
 }
 
-// Pretty returns the body formatted for reading: indented JSON or XML, text as is; the
-// second result is false when formatting failed and the text is shown unchanged.
+// Pretty returns the body formatted for reading: indented JSON or XML (content.IndentJSON,
+// content.IndentXML), text as is; the second result is false when formatting failed and
+// the text is shown unchanged.
 func Pretty(kind Kind, contentType string, data []byte) (string, bool) {
+	text := Text(contentType, data)
 	switch kind {
 	case KindJSON:
-		var buf bytes.Buffer
-		if err := json.Indent(&buf, bytes.TrimSpace(data), "", "  "); err != nil {
-			return Text(contentType, data), false
-		}
-		return buf.String(), true
+		return content.IndentJSON(text)
 	case KindXML:
-		s, err := indentXML(data)
+		s, err := content.IndentXML(text)
 		if err != nil {
-			return Text(contentType, data), false
+			return text, false
 		}
 		return s, true
 	}
-	return Text(contentType, data), true
-}
-
-func indentXML(data []byte) (string, error) {
-	d := xml.NewDecoder(bytes.NewReader(data))
-	d.Strict = false
-	var buf bytes.Buffer
-	e := xml.NewEncoder(&buf)
-	e.Indent("", "  ")
-	for {
-		tok, err := d.Token()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return "", err
-		}
-		if cd, ok := tok.(xml.CharData); ok {
-			if len(bytes.TrimSpace(cd)) == 0 {
-				continue
-			}
-		}
-		if err := e.EncodeToken(xml.CopyToken(tok)); err != nil {
-			return "", err
-		}
-	}
-	if err := e.Flush(); err != nil {
-		return "", err
-	}
-	return buf.String(), nil
+	return text, true
 }
 
 // Hex returns a hex dump of at most max bytes of data, noting how much was left out.
@@ -317,22 +257,4 @@ func QueryAndForm(r *session.Request) (query, form [][2]string) {
 	return query, form
 }
 
-func pairs(raw string) [][2]string {
-	var out [][2]string
-	for raw != "" {
-		var kv string
-		kv, raw, _ = strings.Cut(raw, "&")
-		if kv == "" {
-			continue
-		}
-		k, v, _ := strings.Cut(kv, "=")
-		if uk, err := url.QueryUnescape(k); err == nil {
-			k = uk
-		}
-		if uv, err := url.QueryUnescape(v); err == nil {
-			v = uv
-		}
-		out = append(out, [2]string{k, v})
-	}
-	return out
-}
+func pairs(raw string) [][2]string { return content.FormFields(raw) }

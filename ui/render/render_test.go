@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/andybalholm/brotli"
+
 	"inspector/engine/session"
 )
 
@@ -33,9 +35,17 @@ func TestDecode(t *testing.T) {
 	if err == nil || string(out) != "not gzip" {
 		t.Fatalf("bad gzip: %q %v", out, err)
 	}
-	_, _, _, err = Decode(http.Header{"Content-Encoding": {"br"}}, []byte{1, 2})
+	_, _, _, err = Decode(http.Header{"Content-Encoding": {"compress"}}, []byte{1, 2})
 	if !errors.Is(err, ErrUnsupportedEncoding) {
-		t.Fatalf("br: %v", err)
+		t.Fatalf("compress: %v", err)
+	}
+	// br and zstd decode (through engine/content).
+	var bb bytes.Buffer
+	bw := brotli.NewWriter(&bb)
+	bw.Write([]byte("brotli text"))
+	bw.Close()
+	if out, enc, _, err := Decode(http.Header{"Content-Encoding": {"br"}}, bb.Bytes()); err != nil || enc != "br" || string(out) != "brotli text" {
+		t.Fatalf("br: %q %q %v", out, enc, err)
 	}
 	out, enc, _, err = Decode(http.Header{}, []byte("plain"))
 	if err != nil || enc != "" || string(out) != "plain" {

@@ -45,6 +45,7 @@ import (
 	"golang.org/x/net/http/httpguts"
 
 	"inspector/engine"
+	"inspector/engine/content"
 	"inspector/engine/filter"
 	"inspector/engine/session"
 	"inspector/internal/atomicfile"
@@ -665,7 +666,7 @@ func holdBody(h http.Header, body *io.ReadCloser) (raw []byte, trunc bool, err e
 // again), anything else as it travelled.
 func editableBody(h http.Header, raw []byte, trunc bool) (body []byte, decoded string) {
 	if !trunc && strings.EqualFold(h.Get("Content-Encoding"), "gzip") {
-		if d, _, err := session.DecodeBody(h, raw, MaxBody); err == nil {
+		if d, _, cut, err := content.Decode(h, raw, MaxBody); err == nil && !cut {
 			return d, "gzip"
 		}
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/dop251/goja"
 
 	"inspector/engine"
+	"inspector/engine/content"
 	"inspector/engine/session"
 )
 
@@ -410,9 +411,9 @@ func (s *script) messageObject(hp func() *http.Header, body func() []byte, setBo
 	return o
 }
 
-// decoded undoes gzip/deflate for text() and json().
+// decoded undoes the content codings (gzip, deflate, br, zstd) for text() and json().
 func decoded(h http.Header, b []byte) []byte {
-	if out, enc, err := session.DecodeBody(h, b, 64<<20); err == nil && enc != "" {
+	if out, encs, _, err := content.Decode(h, b, 64<<20); err == nil && len(encs) > 0 {
 		return out
 	}
 	return b

@@ -1,0 +1,138 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"google.golang.org/protobuf/encoding/protowire"
+
+	"inspector/engine/content"
+	"inspector/store"
+)
+
+// The control API serves a session's decoded views at /api/v1/sessions/{id}/content,
+// behind the same token, with the instance's --proto-path schemas.
+func TestControlContentRoute(t *testing.T) {
+	dir := t.TempDir()
+	st, err := store.Open(filepath.Join(dir, "sessions.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	s := mkSession(st.NextID(), 200, grpcFrame(protowire.AppendString(protowire.AppendTag(nil, 1, protowire.BytesType), "hi")))
+	s.Request.Method, s.Request.URL = "POST", "https://rpc.example/demo.v1.Greeter/SayHello"
+	s.Request.Header = http.Header{"Content-Type": {"application/grpc"}}
+	s.Response.Header = http.Header{"Content-Type": {"application/grpc"}}
+	st.Put(s)
+	st.Flush()
+
+	_, stop, err := startControl(dir, "127.0.0.1:8080", st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	api, err := newControlClient(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c showContent
+	if err := api.do("GET", "/api/v1/sessions/1/content", nil, &c); err != nil || c.Operation != "demo.v1.Greeter/SayHello" ||
+		len(c.Response) == 0 || !strings.Contains(c.Response[0].Text, `1: "hi"`) {
+		t.Fatalf("content: %v %+v", err, c)
+	}
+	status := func(p string, api *controlClient) int {
+		var ce *controlError
+		if err := api.do("GET", p, nil, &c); errors.As(err, &ce) {
+			return ce.Status
+		}
+		return 200
+	}
+	for p, want := range map[string]int{"/api/v1/sessions/9/content": 404, "/api/v1/sessions/x/content": 400} {
+		if code := status(p, api); code != want {
+			t.Errorf("%s: %d, want %d", p, code, want)
+		}
+	}
+	if code := status("/api/v1/sessions/1/content", &controlClient{base: api.base, hc: api.hc}); code != 401 {
+		t.Errorf("no token: %d", code)
+	}
+
+	// With schemas (the handler as the instance mounts it, with a loader of its own).
+	protoDir := t.TempDir()
+	os.WriteFile(filepath.Join(protoDir, "g.proto"), []byte(`syntax = "proto3"; package demo.v1;
+message Req { string name = 1; } message Reply { string message = 1; }
+service Greeter { rpc SayHello(Req) returns (Reply); }`), 0o644)
+	p, err := content.LoadProtos([]string{protoDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := httptest.NewRecorder()
+	mux := http.NewServeMux()
+	mux.Handle(contentPattern, contentHandler(st, func() *content.Protos { return p }))
+	mux.ServeHTTP(rec, httptest.NewRequest("GET", "/api/v1/sessions/1/content", nil))
+	c = showContent{}
+	if err := json.Unmarshal(rec.Body.Bytes(), &c); err != nil || !strings.Contains(c.Response[0].Text, `"message":`) {
+		t.Errorf("with schema: %v %s", err, rec.Body)
+	}
+}
+
+// --proto-path on the instance: repeatable, comma lists, an empty value is an error.
+func TestInstanceProtoPathFlag(t *testing.T) {
+	old := instanceProtoPath
+	t.Cleanup(func() { instanceProtoPath = old })
+	instanceProtoPath = nil
+	fs := flag.NewFlagSet("x", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	protoPathFlag(fs)
+	if err := fs.Parse([]string{"--proto-path", "a,b", "--proto-path=c"}); err != nil || strings.Join(instanceProtoPath, " ") != "a b c" {
+		t.Errorf("%v %q", err, instanceProtoPath)
+	}
+	if err := fs.Parse([]string{"--proto-path", ","}); err == nil {
+		t.Error("empty --proto-path accepted")
+	}
+}
+
+// `inspector show` through a running instance uses the instance's --proto-path.
+func TestShowThroughInstanceUsesItsProtos(t *testing.T) {
+	dir := t.TempDir()
+	st, err := store.Open(filepath.Join(dir, "sessions.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	s := mkSession(st.NextID(), 200, grpcFrame(protowire.AppendString(protowire.AppendTag(nil, 1, protowire.BytesType), "hi")))
+	s.Request.Method, s.Request.URL = "POST", "https://rpc.example/demo.v1.Greeter/SayHello"
+	s.Request.Header = http.Header{"Content-Type": {"application/grpc"}}
+	s.Response.Header = http.Header{"Content-Type": {"application/grpc"}}
+	st.Put(s)
+	st.Flush()
+	protoDir := t.TempDir()
+	os.WriteFile(filepath.Join(protoDir, "g.proto"), []byte(`syntax = "proto3"; package demo.v1;
+message Req { string name = 1; } message Reply { string message = 1; }
+service Greeter { rpc SayHello(Req) returns (Reply); }`), 0o644)
+	oldPath := instanceProtoPath
+	instanceProtoPath, instanceProtosOnce, instanceProtosVal = []string{protoDir}, sync.Once{}, nil
+	t.Cleanup(func() { instanceProtoPath, instanceProtosOnce, instanceProtosVal = oldPath, sync.Once{}, nil })
+
+	_, stop, err := startControl(dir, "127.0.0.1:8080", st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	code, out, errOut := runCLI(t, "show", "1", "--json", "--data-dir="+dir)
+	var got struct {
+		Content showContent `json:"content"`
+	}
+	if err := json.Unmarshal([]byte(out), &got); code != 0 || err != nil || len(got.Content.Protos) != 1 ||
+		!strings.Contains(got.Content.Response[0].Text, `"message":`) {
+		t.Fatalf("show via instance: %d %v %s %s", code, err, out, errOut)
+	}
+}
