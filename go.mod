@@ -12,6 +12,8 @@ require (
 	golang.org/x/sys v0.50.0
 )
 
+require github.com/sergi/go-diff v1.4.0 // indirect
+
 require (
 	appenv v0.0.0
 	fyne.io/systray v1.11.1-0.20250603113521-ca66a66d8b58 // indirect
