@@ -249,6 +249,9 @@ func openSessionCommand(name, jsonUsage string, args []string) (id session.ID, s
 }
 
 func runShow(args []string) error {
+	if lang, rest, ok := showAsFlag(args); ok {
+		return runShowAs(lang, rest)
+	}
 	id, src, asJSON, err := openSessionCommand("show", "the session as JSON", args)
 	if err != nil {
 		return err

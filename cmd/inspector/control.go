@@ -72,6 +72,7 @@ func startControl(dataDir, proxyAddr string, st *store.Store, extra map[string]h
 	mux.HandleFunc("GET /api/v1/stats", c.stats)
 	mux.Handle(framesPattern, framesHandler(st))
 	mux.HandleFunc("POST /api/v1/har", c.importHAR)
+	mountDiffRoutes(mux, st, dataDir)
 	for pattern, h := range extra {
 		if err := handleSafely(mux, pattern, h); err != nil {
 			return "", nil, err

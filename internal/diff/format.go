@@ -106,7 +106,7 @@ func writeLines(w io.Writer, ls []Line) {
 func (r *Recording) WriteText(w io.Writer) error {
 	p := func(format string, a ...any) { fmt.Fprintf(w, format, a...) }
 	p("A: %s (%d calls)\nB: %s (%d calls)\n%s\n", r.A, r.Summary.CallsA, r.B, r.Summary.CallsB, r.SummaryLine())
-	for _, row := range r.Rows {
+	for _, row := range r.LayoutRows() {
 		switch row.Kind {
 		case "missing":
 			p("- A#%d %s %s  %d  (only in A)\n", row.A.Index+1, row.A.Method, row.A.URL, row.A.Status)

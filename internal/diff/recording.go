@@ -204,7 +204,17 @@ type Recording struct {
 	Missing []Call  `json:"missing"`
 	New     []Call  `json:"new"`
 	Pairs   []Pair  `json:"pairs"` // every matched pair, in A's order
-	Rows    []Row   `json:"-"`
+	// Rows are the side-by-side view (not in JSON: it repeats the lists; WriteText and
+	// LayoutRows rebuild it for a decoded Recording).
+	Rows []Row `json:"-"`
+}
+
+// LayoutRows returns Rows, building them first when the Recording was decoded from JSON.
+func (r *Recording) LayoutRows() []Row {
+	if r.Rows == nil {
+		r.Rows = r.layout()
+	}
+	return r.Rows
 }
 
 // Equal: nothing missing, new, changed or slower.
@@ -256,7 +266,6 @@ func Recordings(nameA string, a []Call, nameB string, b []Call, opt Options) *Re
 			g[side] = append(g[side], i)
 		}
 	}
-	partnerOfB := make([]int, len(b)) // A index + 1, 0 for none
 	var pairs []Pair
 	for _, k := range keys {
 		g := byKey[k]
@@ -268,7 +277,6 @@ func Recordings(nameA string, a []Call, nameB string, b []Call, opt Options) *Re
 				r.New = append(r.New, b[pr[1]])
 			default:
 				pairs = append(pairs, comparePair(a[pr[0]], b[pr[1]], opt, m))
-				partnerOfB[pr[1]] = pr[0] + 1
 			}
 		}
 	}
@@ -286,7 +294,7 @@ func Recordings(nameA string, a []Call, nameB string, b []Call, opt Options) *Re
 			r.Summary.Slower++
 		}
 	}
-	r.Rows = rows(r, partnerOfB)
+	r.Rows = r.layout()
 	return r
 }
 
@@ -419,9 +427,15 @@ func shapeChange(a, b []string) string {
 	return strings.Join(append(cut(minus), cut(plus)...), " ")
 }
 
-// rows lays the result out side by side in A's order, each call only in B placed after
+// layout lays the result out side by side in A's order, each call only in B placed after
 // the row of the B call before it.
-func rows(r *Recording, partnerOfB []int) []Row {
+func (r *Recording) layout() []Row {
+	partnerOfB := make([]int, r.Summary.CallsB) // A index + 1, 0 for none
+	for _, p := range r.Pairs {
+		if p.B.Index < len(partnerOfB) {
+			partnerOfB[p.B.Index] = p.A.Index + 1
+		}
+	}
 	type keyed struct {
 		pos float64
 		sub int
