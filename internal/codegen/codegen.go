@@ -61,7 +61,7 @@ var Titles = map[string]string{
 var Notes = map[string]string{
 	"wget":       "wget replaces a header given twice, so repeated fields are joined with \", \" (\"; \" for Cookie)",
 	"powershell": "-Headers is a hashtable, so repeated fields are joined",
-	"fetch":      "Headers joins repeated fields; a browser refuses forbidden names (Cookie, User-Agent, …) and adds its own",
+	"fetch":      "Headers joins repeated fields; a browser refuses forbidden names (Cookie, User-Agent, …) and adds its own; GET and HEAD cannot carry a body",
 	"python":     "requests keeps one value per name, so repeated fields are joined",
 	"java":       "HttpClient joins repeated Cookie fields with \"; \" and writes header values in US-ASCII (other bytes become '?')",
 }

@@ -129,7 +129,10 @@ func fetchBlock(p *Request) string {
 		l.add(4, "[", jsStr(h.Name), ", ", jsByteStr(h.Value), "],")
 	}
 	l.add(2, "],")
-	if len(p.Body) > 0 {
+	switch {
+	case len(p.Body) > 0 && (p.Method == "GET" || p.Method == "HEAD"):
+		l.add(2, "// fetch cannot send a body with GET or HEAD: the recorded body is left out")
+	case len(p.Body) > 0:
 		if p.Text() {
 			l.add(2, "body: ", jsStr(string(p.Body)), ",")
 		} else {
