@@ -408,3 +408,42 @@ func BenchmarkRecordings10k(b *testing.B) {
 		}
 	}
 }
+
+func TestSideBySide(t *testing.T) {
+	ct := http.Header{"Content-Type": {"text/plain"}}
+	var la, lb strings.Builder
+	for i := 1; i <= 30; i++ {
+		fmt.Fprintf(&la, "line %d\n", i)
+		if i == 15 {
+			lb.WriteString("line fifteen\n")
+			continue
+		}
+		fmt.Fprintf(&lb, "line %d\n", i)
+	}
+	a := sess(1, "GET", "https://h/", 200, http.Header{"X-Multi": {"1", "2"}}, ct, "", la.String())
+	b := sess(2, "GET", "https://h/", 200, http.Header{"X-Multi": {"1"}, "X-New": {"n"}}, ct, "", lb.String())
+	rows := Exchanges(a, b, nil).SideBySide()
+	var got []string
+	for _, r := range rows {
+		if r.Section != "" {
+			got = append(got, "# "+r.Section)
+			continue
+		}
+		got = append(got, fmt.Sprintf("%s | %s | %s", r.Op, r.Left, r.Right))
+	}
+	want := []string{
+		"# Request", "equal | method: GET | method: GET", "equal | url: https://h/ | url: https://h/",
+		"# Request headers", "changed | X-Multi: 1 | X-Multi: 1", "changed | X-Multi: 2 | ", "added |  | X-New: n",
+		"# Response", "equal | status: 200 OK | status: 200 OK",
+		"# Response headers", "equal | Content-Type: text/plain | Content-Type: text/plain",
+		"# Response body (text, 231 → 236 bytes)",
+		"ignored | … 11 equal lines | … 11 equal lines",
+		"equal | line 12 | line 12", "equal | line 13 | line 13", "equal | line 14 | line 14",
+		"changed | line 15 | line fifteen",
+		"equal | line 16 | line 16", "equal | line 17 | line 17", "equal | line 18 | line 18",
+		"ignored | … 12 equal lines | … 12 equal lines",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("rows:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
