@@ -238,3 +238,39 @@ func NewRecordingDiffWindow(a fyne.App, r *diff.Recording, load func(session.ID)
 	w.Resize(fyne.NewSize(1200, 700))
 	return w, v
 }
+
+// OpenExchangeDiff loads two sessions with get (the store's Get) and opens their exchange
+// diff; the context menu's "Compare with…" and the compare shortcut call it.
+func OpenExchangeDiff(a fyne.App, get func(session.ID) (*session.Session, error), ida, idb session.ID, ig *diff.IgnoreConfig) (fyne.Window, error) {
+	sa, err := get(ida)
+	if err != nil {
+		return nil, err
+	}
+	sb, err := get(idb)
+	if err != nil {
+		return nil, err
+	}
+	w, _ := NewExchangeDiffWindow(a, sa, sb, ig)
+	w.Show()
+	return w, nil
+}
+
+// OpenRecordingDiff loads two recordings (HAR files, data directories, or filter:EXPR /
+// ids:N-M of cur, the open store) and opens their diff; pairs open in the exchange diff
+// when both recordings come from cur.
+func OpenRecordingDiff(a fyne.App, specA, specB string, cur diff.Eacher, get func(session.ID) (*session.Session, error), ig *diff.IgnoreConfig) (fyne.Window, error) {
+	ca, err := diff.LoadRecording(specA, cur)
+	if err != nil {
+		return nil, err
+	}
+	cb, err := diff.LoadRecording(specB, cur)
+	if err != nil {
+		return nil, err
+	}
+	if !diff.IsCurrentStore(specA) || !diff.IsCurrentStore(specB) {
+		get = nil
+	}
+	w, _ := NewRecordingDiffWindow(a, diff.Recordings(specA, ca, specB, cb, diff.Options{Ignore: ig}), get, ig)
+	w.Show()
+	return w, nil
+}

@@ -14,9 +14,11 @@ import (
 	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
 
 	"inspector/engine/session"
 	"inspector/internal/diff"
+	"inspector/store"
 )
 
 var diffT0 = time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
@@ -245,4 +247,58 @@ func TestRenderDiffScreenshots(t *testing.T) {
 		}
 	}
 	shot(w2, "diff-recording.png")
+}
+
+// TestOpenDiffsFromStore opens both compare windows from a real store file.
+func TestOpenDiffsFromStore(t *testing.T) {
+	app := test.NewTempApp(t)
+	st, err := store.Open(filepath.Join(t.TempDir(), "sessions.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	sa, sb := exchangePair()
+	sa2, sb2 := exchangePair()
+	ids, err := st.Import([]*session.Session{sa, sb, sa2, sb2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := OpenExchangeDiff(app, st.Get, ids[0], ids[1], diff.DefaultIgnore())
+	if err != nil || w.Title() != fmt.Sprintf("Compare #%d with #%d", ids[0], ids[1]) {
+		t.Fatalf("exchange diff: %v %v", w, err)
+	}
+	w.Close()
+	if _, err := OpenExchangeDiff(app, st.Get, ids[0], 999, nil); err == nil {
+		t.Error("a missing session opens")
+	}
+	rw, err := OpenRecordingDiff(app, "ids:1-2", "ids:3-4", st, st.Get, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rw.Close()
+	if _, err := OpenRecordingDiff(app, "ids:2-1", "ids:3-4", st, st.Get, nil); err == nil {
+		t.Error("a bad spec opens")
+	}
+	before := len(app.Driver().AllWindows())
+	// the pair of the two identical calls opens its exchange diff from the store
+	var list *widget.List
+	var walk func(o fyne.CanvasObject)
+	walk = func(o fyne.CanvasObject) {
+		switch x := o.(type) {
+		case *widget.List:
+			list = x
+		case *fyne.Container:
+			for _, c := range x.Objects {
+				walk(c)
+			}
+		}
+	}
+	walk(rw.Content())
+	if list == nil || list.Length() != 2 {
+		t.Fatalf("recording rows: %v", list)
+	}
+	list.Select(0)
+	if len(app.Driver().AllWindows()) != before+1 {
+		t.Errorf("selecting a pair opened %d windows", len(app.Driver().AllWindows())-before)
+	}
 }

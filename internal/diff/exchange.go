@@ -25,6 +25,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/sergi/go-diff/diffmatchpatch"
@@ -447,10 +448,14 @@ func appendOne(p []seg, op Op, a, b string, m *Matcher, out *[]Field) {
 	*out = append(*out, Field{Name: formatPath(p), Op: op, A: a, B: b})
 }
 
+// lineDiffTimeout bounds the search for a minimal line diff; past it the diff is still
+// correct, only not minimal (large, very different bodies).
+const lineDiffTimeout = 2 * time.Second
+
 // lineDiff is a Myers diff of a and b by lines.
 func lineDiff(a, b string) []Line {
 	dmp := diffmatchpatch.New()
-	dmp.DiffTimeout = 0
+	dmp.DiffTimeout = lineDiffTimeout
 	ca, cb, lines := dmp.DiffLinesToChars(a, b)
 	diffs := dmp.DiffCharsToLines(dmp.DiffMain(ca, cb, false), lines)
 	var out []Line
