@@ -74,47 +74,60 @@ func runDiff(args []string) error {
 		if err != nil {
 			return err
 		}
-		if *asJSON {
-			err = writeJSONLine(stdout, res)
-		} else {
-			err = res.WriteText(stdout)
-		}
-		if err == nil && !res.Equal {
-			err = errDiffer
-		}
-		return err
+		return report(*asJSON, res, res.WriteText, res.Equal)
 	}
-	a, err := parseSessionID("diff", fs.Arg(0))
+	ids, err := parseSessionIDs("diff", fs.Args())
 	if err != nil {
 		return err
 	}
-	b, err := parseSessionID("diff", fs.Arg(1))
+	ss, err := getSessions(dir, ids)
 	if err != nil {
 		return err
 	}
-	src, err := openSource(dir)
-	if err != nil {
-		return err
-	}
-	defer src.Close()
-	sa, err := src.get(a)
-	if err != nil {
-		return err
-	}
-	sb, err := src.get(b)
-	if err != nil {
-		return err
-	}
-	e := diff.Exchanges(sa, sb, ig)
-	if *asJSON {
-		err = writeJSONLine(stdout, e)
+	e := diff.Exchanges(ss[0], ss[1], ig)
+	return report(*asJSON, e, e.WriteText, e.Equal)
+}
+
+// report prints a comparison as JSON or text; errDiffer when the sides differ.
+func report(asJSON bool, v any, text func(io.Writer) error, equal bool) error {
+	var err error
+	if asJSON {
+		err = writeJSONLine(stdout, v)
 	} else {
-		err = e.WriteText(stdout)
+		err = text(stdout)
 	}
-	if err == nil && !e.Equal {
+	if err == nil && !equal {
 		err = errDiffer
 	}
 	return err
+}
+
+func parseSessionIDs(cmd string, args []string) ([]session.ID, error) {
+	var ids []session.ID
+	for _, a := range args {
+		id, err := parseSessionID(cmd, a)
+		if err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, nil
+}
+
+// getSessions reads sessions from the data directory's store, or the running instance.
+func getSessions(dir string, ids []session.ID) ([]*session.Session, error) {
+	src, err := openSource(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer src.Close()
+	out := make([]*session.Session, len(ids))
+	for i, id := range ids {
+		if out[i], err = src.get(id); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // get reads one session from the store or the running instance.
@@ -210,30 +223,21 @@ func runShowAs(lang string, args []string) error {
 	if fs.NArg() == 0 {
 		return usagef("show --as takes one or more session ids")
 	}
-	var ids []session.ID
-	for _, a := range fs.Args() {
-		id, err := parseSessionID("show", a)
-		if err != nil {
-			return err
-		}
-		ids = append(ids, id)
+	ids, err := parseSessionIDs("show", fs.Args())
+	if err != nil {
+		return err
 	}
 	dir, err := dataDir()
 	if err != nil {
 		return err
 	}
-	src, err := openSource(dir)
+	ss, err := getSessions(dir, ids)
 	if err != nil {
 		return err
 	}
-	defer src.Close()
-	var reqs []*session.Request
-	for _, id := range ids {
-		s, err := src.get(id)
-		if err != nil {
-			return err
-		}
-		reqs = append(reqs, &s.Request)
+	reqs := make([]*session.Request, len(ss))
+	for i, s := range ss {
+		reqs[i] = &s.Request
 	}
 	code, err := codegen.GenerateMany(lang, reqs)
 	if err != nil {

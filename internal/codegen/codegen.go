@@ -44,6 +44,7 @@ import (
 	"golang.org/x/net/idna"
 
 	"inspector/engine/session"
+	"inspector/internal/textual"
 )
 
 // Langs lists the languages in the order menus show them.
@@ -255,18 +256,7 @@ func escapeAuthority(s string) string {
 	return b.String()
 }
 
-// isText: valid UTF-8 without control characters other than tab, CR, LF.
-func isText(d []byte) bool {
-	if !utf8.Valid(d) {
-		return false
-	}
-	for _, c := range d {
-		if c < 0x20 && c != '\t' && c != '\n' && c != '\r' || c == 0x7f {
-			return false
-		}
-	}
-	return true
-}
+func isText(d []byte) bool { return textual.IsText(d) }
 
 // generator writes a program for one or more requests: head, then one block per request
 // (each preceded by a comment line when there are several), then tail.

@@ -145,30 +145,29 @@ func fetchBlock(p *Request) string {
 
 // --- Node: node:http --------------------------------------------------------------------
 
-func nodeHead(ps []*Request) string {
-	var l lines
-	l.add(0, "const http = require('node:http');")
-	l.add(0, "const https = require('node:https');")
-	l.add(0, "")
-	l.add(0, "// send makes one request; headers are raw [name, value, …] pairs, sent as they are")
-	l.add(0, "// (node:http adds neither Host nor Content-Length to raw headers).")
-	l.add(0, "function send(url, method, headers, body) {")
-	l.add(2, "return new Promise((resolve, reject) => {")
-	l.add(4, "const mod = url.startsWith('https:') ? https : http;")
-	l.add(4, "headers = ['Host', new URL(url).host, ...headers];")
-	l.add(4, "if (body !== undefined) headers.push('Content-Length', String(body.length));")
-	l.add(4, "const req = mod.request(url, { method, headers }, (res) => {")
-	l.add(6, "const chunks = [];")
-	l.add(6, "res.on('data', (c) => chunks.push(c));")
-	l.add(6, "res.on('end', () => { console.log(res.statusCode, Buffer.concat(chunks).toString()); resolve(); });")
-	l.add(4, "});")
-	l.add(4, "req.on('error', reject);")
-	l.add(4, "req.end(body);")
-	l.add(2, "});")
-	l.add(0, "}")
-	l.add(0, "")
-	l.add(0, "(async () => {")
-	return l.String()
+func nodeHead([]*Request) string {
+	return `const http = require('node:http');
+const https = require('node:https');
+
+// send makes one request; headers are raw [name, value, …] pairs, sent as they are
+// (node:http adds neither Host nor Content-Length to raw headers).
+function send(url, method, headers, body) {
+  return new Promise((resolve, reject) => {
+    const mod = url.startsWith('https:') ? https : http;
+    headers = ['Host', new URL(url).host, ...headers];
+    if (body !== undefined) headers.push('Content-Length', String(body.length));
+    const req = mod.request(url, { method, headers }, (res) => {
+      const chunks = [];
+      res.on('data', (c) => chunks.push(c));
+      res.on('end', () => { console.log(res.statusCode, Buffer.concat(chunks).toString()); resolve(); });
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+(async () => {
+`
 }
 
 // node:http takes the headers as a flat array of names and values (as rawHeaders), so
@@ -230,20 +229,19 @@ func goBlock(p *Request) string {
 
 // --- Java: java.net.http.HttpClient -----------------------------------------------------
 
-func javaHead(ps []*Request) string {
-	var l lines
-	l.add(0, "import java.net.URI;")
-	l.add(0, "import java.net.http.HttpClient;")
-	l.add(0, "import java.net.http.HttpRequest;")
-	l.add(0, "import java.net.http.HttpResponse;")
-	l.add(0, "import java.nio.charset.StandardCharsets;")
-	l.add(0, "import java.util.Base64;")
-	l.add(0, "")
-	l.add(0, "// Run with: java Request.java")
-	l.add(0, "public class Request {")
-	l.add(4, "public static void main(String[] args) throws Exception {")
-	l.add(8, "HttpClient client = HttpClient.newBuilder().followRedirects(HttpClient.Redirect.NEVER).build();")
-	return l.String()
+func javaHead([]*Request) string {
+	return `import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.util.Base64;
+
+// Run with: java Request.java
+public class Request {
+    public static void main(String[] args) throws Exception {
+        HttpClient client = HttpClient.newBuilder().followRedirects(HttpClient.Redirect.NEVER).build();
+`
 }
 
 // HttpClient refuses Connection, Content-Length, Expect, Host and Upgrade, all dropped by
@@ -282,14 +280,13 @@ func javaBlock(p *Request) string {
 // --- C#: System.Net.Http.HttpClient -----------------------------------------------------
 
 func csHead([]*Request) string {
-	var l lines
-	l.add(0, "// A top-level program (C# 9 or later): dotnet new console, then replace Program.cs.")
-	l.add(0, "using System;")
-	l.add(0, "using System.Net.Http;")
-	l.add(0, "using System.Text;")
-	l.add(0, "")
-	l.add(0, "using var client = new HttpClient(new HttpClientHandler { AllowAutoRedirect = false, UseCookies = false });")
-	return l.String()
+	return `// A top-level program (C# 9 or later): dotnet new console, then replace Program.cs.
+using System;
+using System.Net.Http;
+using System.Text;
+
+using var client = new HttpClient(new HttpClientHandler { AllowAutoRedirect = false, UseCookies = false });
+`
 }
 
 // contentHeaders belong to HttpContent in .NET, not to the request.
@@ -377,16 +374,15 @@ func phpBlock(p *Request) string {
 // --- Rust: reqwest ----------------------------------------------------------------------
 
 func rustHead([]*Request) string {
-	var l lines
-	l.add(0, "// Cargo.toml: reqwest = { version = \"0.12\", features = [\"blocking\"] }")
-	l.add(0, "use reqwest::header::{HeaderName, HeaderValue};")
-	l.add(0, "use reqwest::Method;")
-	l.add(0, "")
-	l.add(0, "fn main() -> Result<(), Box<dyn std::error::Error>> {")
-	l.add(4, "let client = reqwest::blocking::Client::builder()")
-	l.add(8, ".redirect(reqwest::redirect::Policy::none())")
-	l.add(8, ".build()?;")
-	return l.String()
+	return `// Cargo.toml: reqwest = { version = "0.12", features = ["blocking"] }
+use reqwest::header::{HeaderName, HeaderValue};
+use reqwest::Method;
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let client = reqwest::blocking::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()?;
+`
 }
 
 // RequestBuilder.header appends, so repeated fields stay separate.

@@ -65,11 +65,11 @@ func pyStr(s string) string {
 }
 
 // pyBytes is a Python bytes literal (b'…'): printable ASCII as is, every other byte \xNN.
-func pyBytes(d []byte) string { return "b" + asciiBytes(d, '\'', `\x%02x`) }
+func pyBytes(d []byte) string { return "b" + asciiBytes(d, '\'', hexEscape) }
 
 // asciiBytes writes d byte by byte between quotes q: printable ASCII as is (backslash and
-// q escaped), every other byte with format f.
-func asciiBytes(d []byte, q byte, f string) string {
+// q escaped), every other byte as esc writes it.
+func asciiBytes(d []byte, q byte, esc func(c byte) string) string {
 	var b strings.Builder
 	b.WriteByte(q)
 	for _, c := range d {
@@ -80,12 +80,15 @@ func asciiBytes(d []byte, q byte, f string) string {
 		case c >= 0x20 && c < 0x7f:
 			b.WriteByte(c)
 		default:
-			fmt.Fprintf(&b, f, c)
+			b.WriteString(esc(c))
 		}
 	}
 	b.WriteByte(q)
 	return b.String()
 }
+
+// hexEscape is \xNN.
+func hexEscape(c byte) string { return fmt.Sprintf(`\x%02x`, c) }
 
 // utf16Escape writes r as \uXXXX, or a surrogate pair of them.
 func utf16Escape(r rune) string {
@@ -109,7 +112,7 @@ func jsStr(s string) string {
 // jsByteStr is a JavaScript string whose character codes are the bytes of d (a
 // ByteString, as Headers and node:http take header values: they send each code as one
 // byte).
-func jsByteStr(d string) string { return asciiBytes([]byte(d), '\'', `\x%02x`) }
+func jsByteStr(d string) string { return asciiBytes([]byte(d), '\'', hexEscape) }
 
 // javaStr is a Java string literal ("…"), ASCII: control characters as octal escapes
 // (never \u: Java turns \u escapes into characters before it reads literals, so \u000a
@@ -127,25 +130,14 @@ func javaStr(s string) string {
 }
 
 // javaByteStr is a Java string whose chars are the bytes of d (ISO-8859-1), the form
-// HttpClient writes header values in.
+// HttpClient takes header values in; control characters as octal escapes (see javaStr).
 func javaByteStr(d string) string {
-	var b strings.Builder
-	b.WriteByte('"')
-	for _, c := range []byte(d) {
-		switch {
-		case c == '\\' || c == '"':
-			b.WriteByte('\\')
-			b.WriteByte(c)
-		case c >= 0x20 && c < 0x7f:
-			b.WriteByte(c)
-		case c < 0x80:
-			fmt.Fprintf(&b, `\%03o`, c)
-		default:
-			fmt.Fprintf(&b, `\u%04x`, c)
+	return asciiBytes([]byte(d), '"', func(c byte) string {
+		if c < 0x80 {
+			return fmt.Sprintf(`\%03o`, c)
 		}
-	}
-	b.WriteByte('"')
-	return b.String()
+		return fmt.Sprintf(`\u%04x`, c)
+	})
 }
 
 // csStr is a C# regular string literal ("…"), ASCII, everything else as \u escapes (never
@@ -161,21 +153,7 @@ func csStr(s string) string {
 
 // csByteStr is a C# string whose chars are the bytes of d (Latin-1).
 func csByteStr(d string) string {
-	var b strings.Builder
-	b.WriteByte('"')
-	for _, c := range []byte(d) {
-		switch {
-		case c == '\\' || c == '"':
-			b.WriteByte('\\')
-			b.WriteByte(c)
-		case c >= 0x20 && c < 0x7f:
-			b.WriteByte(c)
-		default:
-			fmt.Fprintf(&b, `\u%04x`, c)
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
+	return asciiBytes([]byte(d), '"', func(c byte) string { return fmt.Sprintf(`\u%04x`, c) })
 }
 
 // phpStr is a PHP single-quoted string: only \\ and \' are escapes there, and bytes
@@ -195,7 +173,7 @@ func rustStr(s string) string {
 }
 
 // rustBytes is a Rust byte string literal (b"…"), printable ASCII as is, other bytes \xNN.
-func rustBytes(d []byte) string { return "b" + asciiBytes(d, '"', `\x%02x`) }
+func rustBytes(d []byte) string { return "b" + asciiBytes(d, '"', hexEscape) }
 
 // psStr is a PowerShell single-quoted string. PowerShell takes the typographic single
 // quotes (U+2018–U+201B) as quotes too; each quote of any kind is doubled, which is the

@@ -26,11 +26,11 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/sergi/go-diff/diffmatchpatch"
 
 	"inspector/engine/session"
+	"inspector/internal/textual"
 )
 
 // Op says how a field differs.
@@ -331,18 +331,7 @@ func parseJSON(d []byte) (any, bool) {
 	return v, true
 }
 
-// isText: valid UTF-8 without control characters other than tab, CR, LF.
-func isText(d []byte) bool {
-	if !utf8.Valid(d) {
-		return false
-	}
-	for _, c := range d {
-		if c < 0x20 && c != '\t' && c != '\n' && c != '\r' || c == 0x7f {
-			return false
-		}
-	}
-	return true
-}
+func isText(d []byte) bool { return textual.IsText(d) }
 
 func jsonType(v any) string {
 	switch v.(type) {
