@@ -64,6 +64,7 @@ var Notes = map[string]string{
 	"powershell": "-Headers is a hashtable, so repeated fields are joined",
 	"fetch":      "Headers joins repeated fields; a browser refuses forbidden names (Cookie, User-Agent, …) and adds its own; GET and HEAD cannot carry a body",
 	"python":     "requests keeps one value per name, so repeated fields are joined",
+	"csharp":     "HttpClient joins repeated fields (Cookie with \"; \" by the snippet) and refuses header values outside ASCII: such fields are left out; System.Uri may write %27 as '",
 	"java":       "HttpClient joins repeated Cookie fields with \"; \" and writes header values in US-ASCII (other bytes become '?')",
 }
 

@@ -13,7 +13,7 @@ func init() {
 	register("node", generator{head: nodeHead, block: nodeBlock, tail: "})();\n", comment: "  // "})
 	register("go", generator{head: goHead, block: goBlock, tail: "}\n", comment: "\t// "})
 	register("java", generator{head: javaHead, block: javaBlock, tail: "    }\n}\n", comment: "        // "})
-	register("csharp", generator{head: csHead, block: csBlock, comment: "// "})
+	register("csharp", generator{head: csHead, block: csBlock, tail: "    }\n}\n", comment: "        // "})
 	register("php", generator{head: func([]*Request) string { return "<?php\n" }, block: phpBlock, comment: "// "})
 	register("rust", generator{head: rustHead, block: rustBlock, tail: "    Ok(())\n}\n", comment: "    // "})
 	register("powershell", generator{block: psBlock, comment: "# "})
@@ -280,12 +280,16 @@ func javaBlock(p *Request) string {
 // --- C#: System.Net.Http.HttpClient -----------------------------------------------------
 
 func csHead([]*Request) string {
-	return `// A top-level program (C# 9 or later): dotnet new console, then replace Program.cs.
+	return `// A console program (any C#; .NET or Mono): csc Request.cs, or replace Program.cs.
 using System;
 using System.Net.Http;
 using System.Text;
 
-using var client = new HttpClient(new HttpClientHandler { AllowAutoRedirect = false, UseCookies = false });
+class Request
+{
+    static void Main()
+    {
+        var client = new HttpClient(new HttpClientHandler { AllowAutoRedirect = false, UseCookies = false });
 `
 }
 
@@ -298,34 +302,38 @@ var contentHeaders = map[string]bool{
 
 func csBlock(p *Request) string {
 	var l lines
-	l.add(0, "{")
-	l.add(4, "using var request = new HttpRequestMessage(new HttpMethod(", csStr(p.Method), "), ", csStr(p.URL), ");")
+	l.add(8, "{")
+	l.add(12, "var request = new HttpRequestMessage(new HttpMethod(", csStr(p.Method), "), ", csStr(p.URL), ");")
 	needContent := len(p.Body) > 0
 	for _, h := range p.Headers {
-		needContent = needContent || contentHeaders[strings.ToLower(h.Name)]
+		needContent = needContent || contentHeaders[strings.ToLower(h.Name)] && isASCII(h.Value)
 	}
 	if needContent {
 		switch {
 		case len(p.Body) == 0:
-			l.add(4, "request.Content = new ByteArrayContent(Array.Empty<byte>());")
+			l.add(12, "request.Content = new ByteArrayContent(new byte[0]);")
 		case p.Text():
-			l.add(4, "request.Content = new ByteArrayContent(Encoding.UTF8.GetBytes(", csStr(string(p.Body)), "));")
+			l.add(12, "request.Content = new ByteArrayContent(Encoding.UTF8.GetBytes(", csStr(string(p.Body)), "));")
 		default:
-			l.add(4, "request.Content = new ByteArrayContent(Convert.FromBase64String(", csStr(b64(p.Body)), "));")
+			l.add(12, "request.Content = new ByteArrayContent(Convert.FromBase64String(", csStr(b64(p.Body)), "));")
 		}
-		l.add(4, "request.Content.Headers.Clear();")
+		l.add(12, "request.Content.Headers.Clear();")
 	}
-	for _, h := range p.Headers {
+	for _, h := range joined(p.Headers) { // HttpClient joins repeated fields with ", " (Cookie too)
+		if !isASCII(h.Value) {
+			l.add(12, "// HttpClient refuses header values outside ASCII; one such field is left out here")
+			continue
+		}
 		target := "request.Headers"
 		if contentHeaders[strings.ToLower(h.Name)] {
 			target = "request.Content.Headers"
 		}
-		l.add(4, target, ".TryAddWithoutValidation(", csStr(h.Name), ", ", csByteStr(h.Value), ");")
+		l.add(12, target, ".TryAddWithoutValidation(", csStr(h.Name), ", ", csByteStr(h.Value), ");")
 	}
-	l.add(4, "using var response = await client.SendAsync(request);")
-	l.add(4, "Console.WriteLine((int)response.StatusCode);")
-	l.add(4, "Console.WriteLine(await response.Content.ReadAsStringAsync());")
-	l.add(0, "}")
+	l.add(12, "var response = client.SendAsync(request).GetAwaiter().GetResult();")
+	l.add(12, "Console.WriteLine((int)response.StatusCode);")
+	l.add(12, "Console.WriteLine(response.Content.ReadAsStringAsync().GetAwaiter().GetResult());")
+	l.add(8, "}")
 	return l.String()
 }
 

@@ -115,6 +115,10 @@ type runner struct {
 	cookieJoined, asciiHeaders bool
 	// utf8Headers: header values that are not UTF-8 are left out.
 	utf8Headers bool
+	// asciiOnly: header values outside ASCII are left out.
+	asciiOnly bool
+	// quoteUnescaped: the client's URL type writes %27 as ' (.NET's System.Uri).
+	quoteUnescaped bool
 	// noBodyOnGET: a GET or HEAD body is left out (fetch refuses to send one).
 	noBodyOnGET bool
 	// extra are header names the client adds of its own (beyond those always allowed).
@@ -122,17 +126,19 @@ type runner struct {
 }
 
 var runners = map[string]runner{
-	"curl":       {file: "snippet.sh", cmd: []string{"sh"}, probe: []string{"curl", "--version"}},
-	"wget":       {file: "snippet.sh", cmd: []string{"sh"}, probe: []string{"wget", "--version"}, joins: true},
-	"httpie":     {file: "snippet.sh", cmd: []string{"sh"}, probe: []string{"http", "--version"}, utf8Headers: true},
-	"python":     {file: "snippet.py", cmd: []string{"/usr/bin/python3"}, probe: []string{"/usr/bin/python3", "-c", "import requests"}, joins: true},
-	"httpx":      {file: "snippet.py", cmd: []string{"/usr/bin/python3"}, probe: []string{"/usr/bin/python3", "-c", "import httpx"}},
-	"node":       {file: "snippet.js", cmd: []string{"node"}, probe: []string{"node", "--version"}},
-	"fetch":      {file: "snippet.mjs", cmd: []string{"node"}, probe: []string{"node", "-e", "if (typeof fetch !== 'function') process.exit(1)"}, joins: true, noBodyOnGET: true, extra: []string{"Accept-Language", "Sec-Fetch-Mode", "Cache-Control", "Pragma"}},
-	"go":         {file: "main.go", cmd: []string{"go", "run"}, probe: []string{"go", "version"}},
-	"java":       {file: "Request.java", cmd: []string{"java"}, probe: []string{"java", "-version"}, cookieJoined: true, asciiHeaders: true},
-	"php":        {file: "snippet.php", cmd: []string{"php"}, probe: []string{"php", "-r", "exit(function_exists('curl_init') ? 0 : 1);"}},
-	"csharp":     {probe: []string{"dotnet", "--version"}},
+	"curl":   {file: "snippet.sh", cmd: []string{"sh"}, probe: []string{"curl", "--version"}},
+	"wget":   {file: "snippet.sh", cmd: []string{"sh"}, probe: []string{"wget", "--version"}, joins: true},
+	"httpie": {file: "snippet.sh", cmd: []string{"sh"}, probe: []string{"http", "--version"}, utf8Headers: true},
+	"python": {file: "snippet.py", cmd: []string{"/usr/bin/python3"}, probe: []string{"/usr/bin/python3", "-c", "import requests"}, joins: true},
+	"httpx":  {file: "snippet.py", cmd: []string{"/usr/bin/python3"}, probe: []string{"/usr/bin/python3", "-c", "import httpx"}},
+	"node":   {file: "snippet.js", cmd: []string{"node"}, probe: []string{"node", "--version"}},
+	"fetch":  {file: "snippet.mjs", cmd: []string{"node"}, probe: []string{"node", "-e", "if (typeof fetch !== 'function') process.exit(1)"}, joins: true, noBodyOnGET: true, extra: []string{"Accept-Language", "Sec-Fetch-Mode", "Cache-Control", "Pragma"}},
+	"go":     {file: "main.go", cmd: []string{"go", "run"}, probe: []string{"go", "version"}},
+	"java":   {file: "Request.java", cmd: []string{"java"}, probe: []string{"java", "-version"}, cookieJoined: true, asciiHeaders: true},
+	"php":    {file: "snippet.php", cmd: []string{"php"}, probe: []string{"php", "-r", "exit(function_exists('curl_init') ? 0 : 1);"}},
+	// C# runs on Mono (Debian's mcs and mono; the .NET SDK is not packaged there).
+	"csharp": {file: "Request.cs", cmd: []string{"sh", "-c", `mcs -nologo -r:System.Net.Http.dll -out:"$0.exe" "$0" && mono "$0.exe"`},
+		probe: []string{"sh", "-c", "mcs --version && mono --version && test -n \"$(find /usr/lib/mono -name System.Net.Http.dll | head -1)\""}, asciiOnly: true, joins: true, quoteUnescaped: true},
 	"rust":       {probe: []string{"cargo-reqwest-offline-is-not-available"}},
 	"powershell": {probe: []string{"pwsh", "-Version"}},
 }
@@ -242,6 +248,9 @@ func checkReceived(t *testing.T, lang string, fix int, r runner, p *Request, got
 	}
 	_, rest, _ := strings.Cut(p.URL, "://")
 	wantURI := rest[strings.IndexByte(rest, '/'):]
+	if r.quoteUnescaped {
+		wantURI = strings.ReplaceAll(wantURI, "%27", "'")
+	}
 	if got.uri != wantURI {
 		fail("request URI %q, want %q", got.uri, wantURI)
 	}
@@ -266,7 +275,7 @@ func checkReceived(t *testing.T, lang string, fix int, r runner, p *Request, got
 	}
 	wantH := http.Header{}
 	for _, h := range want {
-		if r.utf8Headers && !utf8.ValidString(h.Value) {
+		if r.utf8Headers && !utf8.ValidString(h.Value) || r.asciiOnly && !isASCII(h.Value) {
 			continue
 		}
 		if r.asciiHeaders {
