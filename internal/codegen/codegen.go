@@ -12,6 +12,7 @@
 //     names, Keep-Alive, Proxy-*, TE, Trailer, Transfer-Encoding, Upgrade, HTTP2-Settings,
 //     Expect), and Host and Content-Length, which the client computes from the URL and the
 //     body; HTTP/2 pseudo-headers too;
+//   - several Cookie fields (HTTP/2 cookie crumbs) become one, joined with "; ";
 //   - a header name that is not an RFC 9110 token is dropped (no client can send it);
 //     CR and LF in a value become one space each and other control bytes except tab are
 //     removed (a recorded value can only hold them through a crafted HAR file; kept, they
@@ -64,8 +65,8 @@ var Notes = map[string]string{
 	"powershell": "-Headers is a hashtable, so repeated fields are joined",
 	"fetch":      "Headers joins repeated fields; a browser refuses forbidden names (Cookie, User-Agent, …) and adds its own; GET and HEAD cannot carry a body",
 	"python":     "requests keeps one value per name, so repeated fields are joined",
-	"csharp":     "HttpClient joins repeated fields (Cookie with \"; \" by the snippet) and refuses header values outside ASCII: such fields are left out; System.Uri may write %27 as '",
-	"java":       "HttpClient joins repeated Cookie fields with \"; \" and writes header values in US-ASCII (other bytes become '?')",
+	"csharp":     "HttpClient joins repeated fields and refuses header values outside ASCII: such fields are left out; System.Uri may write %27 as '",
+	"java":       "HttpClient writes header values in US-ASCII (other bytes become '?')",
 }
 
 // ErrUnknownLang is returned for a language not in Langs.
@@ -111,6 +112,16 @@ func Prepare(r *session.Request) *Request {
 	for _, k := range names {
 		lk := strings.ToLower(k)
 		if hopByHop[lk] || drop[lk] || !httpguts.ValidHeaderFieldName(k) {
+			continue
+		}
+		if lk == "cookie" && len(r.Header[k]) > 1 {
+			// one Cookie field (RFC 6265 5.4; HTTP/2 splits it into crumbs, RFC 9113
+			// 8.2.3, which are joined again for HTTP/1.1)
+			vs := make([]string, len(r.Header[k]))
+			for i, v := range r.Header[k] {
+				vs[i] = cleanValue(v)
+			}
+			p.Headers = append(p.Headers, Header{k, strings.Join(vs, "; ")})
 			continue
 		}
 		for _, v := range r.Header[k] {

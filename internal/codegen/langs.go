@@ -319,7 +319,7 @@ func csBlock(p *Request) string {
 		}
 		l.add(12, "request.Content.Headers.Clear();")
 	}
-	for _, h := range joined(p.Headers) { // HttpClient joins repeated fields with ", " (Cookie too)
+	for _, h := range joined(p.Headers) { // as HttpClient would (it joins with ", ")
 		if !isASCII(h.Value) {
 			l.add(12, "// HttpClient refuses header values outside ASCII; one such field is left out here")
 			continue
