@@ -99,6 +99,8 @@ fuzz-short:
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 10s ./engine/filter/
 	$(GO) test -run '^$$' -fuzz '^FuzzRead$$' -fuzztime 10s ./store/har/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeSessionMeta$$' -fuzztime 10s ./store/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseIgnore$$' -fuzztime 10s ./internal/diff/
+	$(GO) test -run '^$$' -fuzz '^FuzzBodies$$' -fuzztime 10s ./internal/diff/
 	@set -e; for t in $(CODEGEN_FUZZ); do \
 	  $(GO) test -run '^$$' -fuzz "^$$t\$$" -fuzztime 10s ./internal/codegen/; done
 
