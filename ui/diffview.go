@@ -3,6 +3,7 @@ package ui
 import (
 	"fmt"
 	"image/color"
+	"net/url"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
@@ -90,17 +91,33 @@ type ExchangeDiffView struct {
 	Rows    []diff.SideRow
 	Summary *widget.Label
 	List    *widget.List
+	// Ignore puts the selected header or JSON member on the ignore list of A's host
+	// (only in windows given a data directory; nil otherwise).
+	Ignore *widget.Button
+	// Status reports what Ignore did.
+	Status  *widget.Label
 	Content fyne.CanvasObject
+}
+
+func exchangeSummary(e *diff.Exchange) string {
+	if e.Equal {
+		return fmt.Sprintf("#%d vs #%d: equal (%d ignored differences, greyed)", e.A, e.B, e.Ignored)
+	}
+	return fmt.Sprintf("#%d vs #%d: %d changes, %d ignored (greyed)", e.A, e.B, e.Changes, e.Ignored)
+}
+
+// show replaces the diff shown.
+func (v *ExchangeDiffView) show(e *diff.Exchange) {
+	v.Rows = e.SideBySide()
+	v.Summary.SetText(exchangeSummary(e))
+	v.List.UnselectAll()
+	v.List.Refresh()
 }
 
 // NewExchangeDiffView lays out e.
 func NewExchangeDiffView(e *diff.Exchange) *ExchangeDiffView {
-	v := &ExchangeDiffView{Rows: e.SideBySide()}
-	sum := fmt.Sprintf("#%d vs #%d: %d changes, %d ignored (greyed)", e.A, e.B, e.Changes, e.Ignored)
-	if e.Equal {
-		sum = fmt.Sprintf("#%d vs #%d: equal (%d ignored differences, greyed)", e.A, e.B, e.Ignored)
-	}
-	v.Summary = widget.NewLabelWithStyle(sum, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+	v := &ExchangeDiffView{Rows: e.SideBySide(), Status: widget.NewLabel("")}
+	v.Summary = widget.NewLabelWithStyle(exchangeSummary(e), fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	v.List = widget.NewList(func() int { return len(v.Rows) },
 		func() fyne.CanvasObject { return newDiffRow() },
 		func(i widget.ListItemID, o fyne.CanvasObject) {
@@ -117,16 +134,56 @@ func NewExchangeDiffView(e *diff.Exchange) *ExchangeDiffView {
 	head := container.NewGridWithColumns(2,
 		widget.NewLabelWithStyle(fmt.Sprintf("A  #%d", e.A), fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
 		widget.NewLabelWithStyle(fmt.Sprintf("B  #%d", e.B), fyne.TextAlignLeading, fyne.TextStyle{Bold: true}))
-	v.Content = container.NewBorder(container.NewVBox(v.Summary, head, widget.NewSeparator()), nil, nil, nil, v.List)
+	v.Content = container.NewBorder(container.NewVBox(v.Summary, head, widget.NewSeparator()), v.Status, nil, nil, v.List)
 	return v
 }
 
 // NewExchangeDiffWindow opens a window comparing two sessions (the context menu's
 // "Compare with…"). ig is the ignore list (diff.LoadIgnore of the data directory; nil
-// ignores nothing).
-func NewExchangeDiffWindow(a fyne.App, sa, sb *session.Session, ig *diff.IgnoreConfig) (fyne.Window, *ExchangeDiffView) {
+// ignores nothing). With a data directory, an "Ignore" button puts the selected header
+// or JSON member (element indexes as [*]) on the list for A's host and saves it to
+// DATA_DIR/diff-ignore.json.
+func NewExchangeDiffWindow(a fyne.App, sa, sb *session.Session, ig *diff.IgnoreConfig, dataDir string) (fyne.Window, *ExchangeDiffView) {
 	v := NewExchangeDiffView(diff.Exchanges(sa, sb, ig))
 	w := a.NewWindow(fmt.Sprintf("Compare #%d with #%d", sa.ID, sb.ID))
+	if dataDir != "" && ig != nil {
+		host := ""
+		if u, err := url.Parse(sa.Request.URL); err == nil {
+			host = u.Hostname()
+		}
+		var sel *diff.SideRow
+		v.Ignore = widget.NewButton("Ignore for "+host, func() {
+			if sel == nil {
+				return
+			}
+			changed, err := ig.Add(host, sel.Kind, sel.Field)
+			if err == nil && changed {
+				err = ig.Save(dataDir)
+			}
+			switch {
+			case err != nil:
+				v.Status.SetText("Not saved: " + err.Error())
+			case changed:
+				v.Status.SetText(fmt.Sprintf("%s is ignored for %s (saved to %s).", sel.Field, host, diff.IgnoreFile))
+			default:
+				v.Status.SetText(sel.Field + " was ignored already.")
+			}
+			v.show(diff.Exchanges(sa, sb, ig))
+		})
+		v.Ignore.Disable()
+		v.List.OnSelected = func(i widget.ListItemID) {
+			defer func() { v.Content.Refresh() }() // the button's width follows its text
+			if r := v.Rows[i]; r.Kind != "" {
+				sel = &r
+				v.Ignore.SetText(fmt.Sprintf("Ignore %s for %s", r.Field, host))
+				v.Ignore.Enable()
+				return
+			}
+			sel = nil
+			v.Ignore.Disable()
+		}
+		v.Content = container.NewBorder(nil, container.NewHBox(v.Ignore), nil, nil, v.Content)
+	}
 	w.SetContent(v.Content)
 	w.Resize(fyne.NewSize(1100, 700))
 	return w, v
@@ -218,8 +275,9 @@ func NewRecordingDiffView(r *diff.Recording) *RecordingDiffView {
 
 // NewRecordingDiffWindow opens a window with the recording diff r. load fetches a
 // session by id for the exchange diff of a selected pair (the store's Get; nil: pairs do
-// not open, as for HAR files, whose calls are not in the store).
-func NewRecordingDiffWindow(a fyne.App, r *diff.Recording, load func(session.ID) (*session.Session, error), ig *diff.IgnoreConfig) (fyne.Window, *RecordingDiffView) {
+// not open, as for HAR files, whose calls are not in the store); ig and dataDir are passed
+// to that exchange diff.
+func NewRecordingDiffWindow(a fyne.App, r *diff.Recording, load func(session.ID) (*session.Session, error), ig *diff.IgnoreConfig, dataDir string) (fyne.Window, *RecordingDiffView) {
 	v := NewRecordingDiffView(r)
 	w := a.NewWindow("Compare recordings: " + r.A + " vs " + r.B)
 	if load != nil {
@@ -230,7 +288,7 @@ func NewRecordingDiffWindow(a fyne.App, r *diff.Recording, load func(session.ID)
 				v.Detail.SetText(fmt.Sprintf("cannot open the pair: %v %v", errA, errB))
 				return
 			}
-			ew, _ := NewExchangeDiffWindow(a, sa, sb, ig)
+			ew, _ := NewExchangeDiffWindow(a, sa, sb, ig, dataDir)
 			ew.Show()
 		}
 	}
@@ -241,7 +299,7 @@ func NewRecordingDiffWindow(a fyne.App, r *diff.Recording, load func(session.ID)
 
 // OpenExchangeDiff loads two sessions with get (the store's Get) and opens their exchange
 // diff; the context menu's "Compare with…" and the compare shortcut call it.
-func OpenExchangeDiff(a fyne.App, get func(session.ID) (*session.Session, error), ida, idb session.ID, ig *diff.IgnoreConfig) (fyne.Window, error) {
+func OpenExchangeDiff(a fyne.App, get func(session.ID) (*session.Session, error), ida, idb session.ID, ig *diff.IgnoreConfig, dataDir string) (fyne.Window, error) {
 	sa, err := get(ida)
 	if err != nil {
 		return nil, err
@@ -250,7 +308,7 @@ func OpenExchangeDiff(a fyne.App, get func(session.ID) (*session.Session, error)
 	if err != nil {
 		return nil, err
 	}
-	w, _ := NewExchangeDiffWindow(a, sa, sb, ig)
+	w, _ := NewExchangeDiffWindow(a, sa, sb, ig, dataDir)
 	w.Show()
 	return w, nil
 }
@@ -258,7 +316,7 @@ func OpenExchangeDiff(a fyne.App, get func(session.ID) (*session.Session, error)
 // OpenRecordingDiff loads two recordings (HAR files, data directories, or filter:EXPR /
 // ids:N-M of cur, the open store) and opens their diff; pairs open in the exchange diff
 // when both recordings come from cur.
-func OpenRecordingDiff(a fyne.App, specA, specB string, cur diff.Eacher, get func(session.ID) (*session.Session, error), ig *diff.IgnoreConfig) (fyne.Window, error) {
+func OpenRecordingDiff(a fyne.App, specA, specB string, cur diff.Eacher, get func(session.ID) (*session.Session, error), ig *diff.IgnoreConfig, dataDir string) (fyne.Window, error) {
 	ca, err := diff.LoadRecording(specA, cur)
 	if err != nil {
 		return nil, err
@@ -270,7 +328,7 @@ func OpenRecordingDiff(a fyne.App, specA, specB string, cur diff.Eacher, get fun
 	if !diff.IsCurrentStore(specA) || !diff.IsCurrentStore(specB) {
 		get = nil
 	}
-	w, _ := NewRecordingDiffWindow(a, diff.Recordings(specA, ca, specB, cb, diff.Options{Ignore: ig}), get, ig)
+	w, _ := NewRecordingDiffWindow(a, diff.Recordings(specA, ca, specB, cb, diff.Options{Ignore: ig}), get, ig, dataDir)
 	w.Show()
 	return w, nil
 }

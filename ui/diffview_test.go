@@ -68,7 +68,7 @@ func TestExchangeDiffWindow(t *testing.T) {
 	app := test.NewTempApp(t)
 	app.Settings().SetTheme(theme.LightTheme())
 	sa, sb := exchangePair()
-	w, v := NewExchangeDiffWindow(app, sa, sb, diff.DefaultIgnore())
+	w, v := NewExchangeDiffWindow(app, sa, sb, diff.DefaultIgnore(), "")
 	defer w.Close()
 	w.Resize(fyne.NewSize(1100, 700))
 	w.Show()
@@ -99,7 +99,7 @@ func TestExchangeDiffWindow(t *testing.T) {
 		}
 	}
 	// an equal pair says so
-	w2, v2 := NewExchangeDiffWindow(app, sa, sa, nil)
+	w2, v2 := NewExchangeDiffWindow(app, sa, sa, nil, "")
 	defer w2.Close()
 	if !strings.Contains(v2.Summary.Text, "equal") {
 		t.Errorf("equal summary %q", v2.Summary.Text)
@@ -140,7 +140,7 @@ func TestRecordingDiffWindow(t *testing.T) {
 		}
 		return nil, fmt.Errorf("no session %d", id)
 	}
-	w, v := NewRecordingDiffWindow(app, r, load, diff.DefaultIgnore())
+	w, v := NewRecordingDiffWindow(app, r, load, diff.DefaultIgnore(), "")
 	defer w.Close()
 	w.Resize(fyne.NewSize(1200, 700))
 	w.Show()
@@ -233,12 +233,17 @@ func TestRenderDiffScreenshots(t *testing.T) {
 		}
 	}
 	sa, sb := exchangePair()
-	w, _ := NewExchangeDiffWindow(app, sa, sb, diff.DefaultIgnore())
-	w.Resize(fyne.NewSize(1100, 760))
+	w, ev := NewExchangeDiffWindow(app, sa, sb, diff.DefaultIgnore(), t.TempDir())
+	w.Resize(fyne.NewSize(1100, 800))
 	w.Show()
+	for i, r := range ev.Rows {
+		if r.Field == "$.total" {
+			ev.List.Select(i)
+		}
+	}
 	shot(w, "diff-exchange.png")
 	r, _ := recordingPair()
-	w2, v := NewRecordingDiffWindow(app, r, nil, nil)
+	w2, v := NewRecordingDiffWindow(app, r, nil, nil, "")
 	w2.Resize(fyne.NewSize(1200, 480))
 	w2.Show()
 	for i, row := range v.Rows {
@@ -263,20 +268,20 @@ func TestOpenDiffsFromStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := OpenExchangeDiff(app, st.Get, ids[0], ids[1], diff.DefaultIgnore())
+	w, err := OpenExchangeDiff(app, st.Get, ids[0], ids[1], diff.DefaultIgnore(), "")
 	if err != nil || w.Title() != fmt.Sprintf("Compare #%d with #%d", ids[0], ids[1]) {
 		t.Fatalf("exchange diff: %v %v", w, err)
 	}
 	w.Close()
-	if _, err := OpenExchangeDiff(app, st.Get, ids[0], 999, nil); err == nil {
+	if _, err := OpenExchangeDiff(app, st.Get, ids[0], 999, nil, ""); err == nil {
 		t.Error("a missing session opens")
 	}
-	rw, err := OpenRecordingDiff(app, "ids:1-2", "ids:3-4", st, st.Get, nil)
+	rw, err := OpenRecordingDiff(app, "ids:1-2", "ids:3-4", st, st.Get, nil, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rw.Close()
-	if _, err := OpenRecordingDiff(app, "ids:2-1", "ids:3-4", st, st.Get, nil); err == nil {
+	if _, err := OpenRecordingDiff(app, "ids:2-1", "ids:3-4", st, st.Get, nil, ""); err == nil {
 		t.Error("a bad spec opens")
 	}
 	before := len(app.Driver().AllWindows())
@@ -300,5 +305,63 @@ func TestOpenDiffsFromStore(t *testing.T) {
 	list.Select(0)
 	if len(app.Driver().AllWindows()) != before+1 {
 		t.Errorf("selecting a pair opened %d windows", len(app.Driver().AllWindows())-before)
+	}
+}
+
+// TestExchangeDiffIgnoreButton: selecting a changed field and pressing Ignore greys it,
+// and the list is saved to the data directory.
+func TestExchangeDiffIgnoreButton(t *testing.T) {
+	app := test.NewTempApp(t)
+	dir := t.TempDir()
+	ig, err := diff.LoadIgnore(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sa, sb := exchangePair()
+	w, v := NewExchangeDiffWindow(app, sa, sb, ig, dir)
+	defer w.Close()
+	w.Show()
+	if v.Ignore == nil || !v.Ignore.Disabled() {
+		t.Fatal("no disabled Ignore button")
+	}
+	before := v.Summary.Text
+	for i, r := range v.Rows {
+		if r.Kind == "json" && r.Field == "$.items[0].price" {
+			v.List.Select(i)
+		}
+	}
+	if v.Ignore.Disabled() {
+		t.Fatal("Ignore stays disabled on a JSON member")
+	}
+	test.Tap(v.Ignore)
+	if v.Summary.Text == before || !strings.Contains(v.Status.Text, "$.items[0].price is ignored for shop.example.com") {
+		t.Fatalf("summary %q → %q, status %q", before, v.Summary.Text, v.Status.Text)
+	}
+	saved, err := diff.LoadIgnore(dir)
+	if err != nil || len(saved.Hosts["shop.example.com"].JSON) != 1 || saved.Hosts["shop.example.com"].JSON[0] != "$.items[*].price" {
+		t.Fatalf("saved %+v %v", saved.Hosts, err)
+	}
+	for _, r := range v.Rows {
+		if r.Field == "$.items[0].price" && r.Op != diff.OpIgnored {
+			t.Errorf("%s still %s", r.Field, r.Op)
+		}
+	}
+	// a section row disables the button again
+	v.List.Select(0)
+	if !v.Ignore.Disabled() {
+		t.Error("Ignore enabled on a section row")
+	}
+	// a data directory that cannot be written: the error is shown, nothing is lost
+	ro := filepath.Join(t.TempDir(), "missing", "dir")
+	w2, v2 := NewExchangeDiffWindow(app, sa, sb, ig, ro)
+	defer w2.Close()
+	for i, r := range v2.Rows {
+		if r.Kind == "header" && r.Field == "Cache-Control" {
+			v2.List.Select(i)
+		}
+	}
+	test.Tap(v2.Ignore)
+	if !strings.HasPrefix(v2.Status.Text, "Not saved:") {
+		t.Errorf("status %q", v2.Status.Text)
 	}
 }

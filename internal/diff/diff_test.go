@@ -447,3 +447,48 @@ func TestSideBySide(t *testing.T) {
 		t.Errorf("rows:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+func TestIgnoreAdd(t *testing.T) {
+	if got := GeneralPath(`$.items[3].price`); got != `$.items[*].price` {
+		t.Errorf("GeneralPath = %s", got)
+	}
+	if got := GeneralPath(`$["a b"][0]..id`); got != `$["a b"][*]..id` {
+		t.Errorf("GeneralPath = %s", got)
+	}
+	c := DefaultIgnore()
+	for _, tc := range []struct {
+		kind, name string
+		changed    bool
+	}{{"header", "X-Build", true}, {"header", "x-build", false}, {"header", "Date", false}, {"json", "$.items[3].price", true},
+		{"json", "$.items[5].price", false}, {"json", "$.timestamp", false}, {"json", "$.total", true}} {
+		changed, err := c.Add("API.example.com", tc.kind, tc.name)
+		if err != nil || changed != tc.changed {
+			t.Errorf("Add(%s %s) = %v %v, want %v", tc.kind, tc.name, changed, err, tc.changed)
+		}
+	}
+	if _, err := c.Add("h", "cookie", "x"); err == nil {
+		t.Error("unknown kind")
+	}
+	if _, err := c.Add("h", "json", "items"); err == nil {
+		t.Error("bad path")
+	}
+	r := c.Hosts["api.example.com"]
+	if strings.Join(r.Headers, ",") != "X-Build" || strings.Join(r.JSON, ",") != "$.items[*].price,$.total" {
+		t.Errorf("rules %+v", r)
+	}
+	// the side-by-side rows say what they show, for the window's Ignore button
+	a := sess(1, "GET", "https://api.example.com/", 200, nil, http.Header{"Content-Type": {"application/json"}, "X-A": {"1"}}, "", `{"total":1}`)
+	b := sess(2, "GET", "https://api.example.com/", 200, nil, http.Header{"Content-Type": {"application/json"}, "X-A": {"2"}}, "", `{"total":2}`)
+	var kinds []string
+	for _, row := range Exchanges(a, b, nil).SideBySide() {
+		if row.Kind != "" && row.Op != OpEqual {
+			kinds = append(kinds, row.Kind+" "+row.Field)
+		}
+	}
+	if strings.Join(kinds, ",") != "header X-A,json $.total" {
+		t.Errorf("row fields %q", kinds)
+	}
+	if e := Exchanges(a, b, c); e.Changes != 1 || e.Ignored != 1 {
+		t.Errorf("after Add: %d changes %d ignored", e.Changes, e.Ignored)
+	}
+}

@@ -105,6 +105,63 @@ func (c *IgnoreConfig) Validate() error {
 	return nil
 }
 
+// Add puts a header name (kind "header") or JSON path (kind "json"; element indexes
+// become [*], so $.items[3].price ignores the price of every item) on host's rules, unless
+// they already ignore it. It reports whether the list changed.
+func (c *IgnoreConfig) Add(host, kind, name string) (bool, error) {
+	host = strings.ToLower(host)
+	m := c.For(host)
+	r := c.Hosts[host]
+	switch kind {
+	case "header":
+		if m.Header(name) {
+			return false, nil
+		}
+		r.Headers = append(r.Headers, name)
+	case "json":
+		p := GeneralPath(name)
+		segs, err := parsePattern(p)
+		if err != nil {
+			return false, fmt.Errorf("JSON path %q: %w", name, err)
+		}
+		if m.path(segs) && !slices.ContainsFunc(segs, func(s seg) bool { return s.any }) {
+			return false, nil
+		}
+		if slices.Contains(r.JSON, p) {
+			return false, nil
+		}
+		r.JSON = append(r.JSON, p)
+	default:
+		return false, fmt.Errorf("unknown kind %q (header or json)", kind)
+	}
+	if c.Hosts == nil {
+		c.Hosts = map[string]Rules{}
+	}
+	c.Hosts[host] = r
+	return true, nil
+}
+
+// GeneralPath replaces the element indexes of a JSON path with [*].
+func GeneralPath(p string) string {
+	segs, err := parsePattern(p)
+	if err != nil {
+		return p
+	}
+	var b strings.Builder
+	b.WriteString("$")
+	for _, s := range segs {
+		switch {
+		case s.index >= 0 || s.any:
+			b.WriteString("[*]")
+		case s.descend:
+			b.WriteString(".." + s.key)
+		default:
+			b.WriteString(formatPath([]seg{s})[1:])
+		}
+	}
+	return b.String()
+}
+
 // Save writes the list to DATA_DIR/diff-ignore.json atomically.
 func (c *IgnoreConfig) Save(dataDir string) error {
 	if err := c.Validate(); err != nil {

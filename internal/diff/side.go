@@ -12,6 +12,9 @@ type SideRow struct {
 	Section     string
 	Left, Right string
 	Op          Op
+	// Kind and Field name what the row shows, for the ignore list: "header" and the
+	// header's name, or "json" and the member's path; empty for other rows.
+	Kind, Field string
 }
 
 // SideBySide lays the exchange diff out in two columns: the request line, headers and
@@ -33,6 +36,7 @@ func (e *Exchange) SideBySide() []SideRow {
 			sec(part.name + " headers")
 			for _, f := range part.m.Headers {
 				for _, r := range headerRows(f) {
+					r.Kind, r.Field = "header", f.Name
 					out = append(out, r)
 				}
 			}
@@ -51,7 +55,9 @@ func (e *Exchange) SideBySide() []SideRow {
 				out = append(out, SideRow{Left: "equal", Right: "equal", Op: OpEqual})
 			}
 			for _, f := range b.Fields {
-				out = append(out, fieldRow(f, ": "))
+				r := fieldRow(f, ": ")
+				r.Kind, r.Field = "json", f.Name
+				out = append(out, r)
 			}
 		case BodyText:
 			out = append(out, lineRows(b.Lines)...)
