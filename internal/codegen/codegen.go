@@ -21,7 +21,9 @@
 //   - a method that is not a token loses its non-token bytes (empty becomes GET);
 //   - the URL is written in its ASCII form: the host as IDNA Punycode, every byte of path
 //     and query outside unreserved, sub-delims (except the quote), ":", "@", "/", "?" and
-//     valid "%XX" escapes percent-encoded; the fragment, never sent, is dropped.
+//     valid "%XX" escapes percent-encoded, escaped unreserved characters decoded (clients
+//     disagree on those) and other escapes upper-cased; the fragment, never sent, is
+//     dropped.
 //
 // Every value is written as a string literal of the target language (or one argument of a
 // POSIX shell), escaped so that nothing in a request can end the literal: a crafted
@@ -36,7 +38,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"slices"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -61,7 +62,8 @@ var Titles = map[string]string{
 
 // Notes says, per language, where the snippet cannot keep the request exactly.
 var Notes = map[string]string{
-	"wget":       "wget replaces a header given twice, so repeated fields are joined with \", \" (\"; \" for Cookie)",
+	"wget":       "wget replaces a header given twice, so repeated fields are joined with \", \"",
+	"httpie":     "HTTPie sends only UTF-8 header values: other fields are left out",
 	"powershell": "-Headers is a hashtable, so repeated fields are joined",
 	"fetch":      "Headers joins repeated fields; a browser refuses forbidden names (Cookie, User-Agent, …) and adds its own; GET and HEAD cannot carry a body",
 	"python":     "requests keeps one value per name, so repeated fields are joined",
@@ -335,16 +337,4 @@ func joined(hs []Header) []Header {
 		out = append(out, h)
 	}
 	return out
-}
-
-// Joined is joined for tests and callers that show what a library will send.
-func Joined(hs []Header) []Header { return joined(slices.Clone(hs)) }
-
-func hasHeader(hs []Header, name string) bool {
-	for _, h := range hs {
-		if strings.EqualFold(h.Name, name) {
-			return true
-		}
-	}
-	return false
 }
