@@ -74,6 +74,7 @@ BENCH_PKGS := mitmproxy nginx util-linux
 bench: deps
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 1s ./engine/ ./rootca/ ./engine/filter/
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 1x ./store/
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime 3x ./internal/diff/
 	@missing=""; for p in $(BENCH_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing:$$missing"; \
