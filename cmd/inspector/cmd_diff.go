@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -63,11 +64,13 @@ func runDiff(args []string) error {
 	}
 	if *recording {
 		req := recordingRequest{A: fs.Arg(0), B: fs.Arg(1), SlowerFactor: *factor, SlowerMinMS: *minMS}
-		for _, spec := range []string{req.A, req.B} {
-			if diff.IsCurrentStore(spec) {
-				if _, err := diff.StoreQuery(spec); err != nil {
+		for _, spec := range []*string{&req.A, &req.B} {
+			if diff.IsCurrentStore(*spec) {
+				if _, err := diff.StoreQuery(*spec); err != nil {
 					return usagef("diff: %v", err)
 				}
+			} else if abs, err := filepath.Abs(*spec); err == nil {
+				*spec = abs // the running instance may resolve it, from another directory
 			}
 		}
 		res, err := diffRecordings(dir, req, ig)
