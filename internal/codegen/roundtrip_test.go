@@ -139,7 +139,11 @@ var runners = map[string]runner{
 	// C# runs on Mono (Debian's mcs and mono; the .NET SDK is not packaged there).
 	"csharp": {file: "Request.cs", cmd: []string{"sh", "-c", `mcs -nologo -r:System.Net.Http.dll -out:"$0.exe" "$0" && mono "$0.exe"`},
 		probe: []string{"sh", "-c", "mcs --version && mono --version && test -n \"$(find /usr/lib/mono -name System.Net.Http.dll | head -1)\""}, asciiOnly: true, joins: true, quoteUnescaped: true},
-	"rust":       {probe: []string{"cargo-reqwest-offline-is-not-available"}},
+	// Rust: reqwest cannot be fetched offline; the snippet is compiled by rustc against a
+	// stand-in with reqwest's names and signatures (testdata/reqwest_standin.rs) that
+	// sends the request with std::net, so its literals are checked byte for byte.
+	"rust": {file: "main.rs", cmd: []string{"sh", "-c", `mkdir "$0.d" && rustc --edition 2021 --crate-type lib --crate-name reqwest -o "$0.d/libreqwest.rlib" "$REQWEST_STANDIN" && rustc --edition 2021 -A warnings --extern reqwest="$0.d/libreqwest.rlib" -o "$0.bin" "$0" && "$0.bin"`},
+		probe: []string{"rustc", "--version"}},
 	"powershell": {probe: []string{"pwsh", "-Version"}},
 }
 
@@ -159,7 +163,11 @@ func childEnv(home string) []string {
 	if gc, err := exec.Command("go", "env", "GOCACHE").Output(); err == nil {
 		env = append(env, "GOCACHE="+strings.TrimSpace(string(gc)))
 	}
-	return append(env, "HOME="+home, "INJECTED=oops")
+	standin, _ := filepath.Abs(filepath.Join("testdata", "reqwest_standin.rs"))
+	if h, err := os.UserHomeDir(); err == nil && os.Getenv("RUSTUP_HOME") == "" {
+		env = append(env, "RUSTUP_HOME="+filepath.Join(h, ".rustup")) // rustup finds its toolchains there
+	}
+	return append(env, "HOME="+home, "INJECTED=oops", "REQWEST_STANDIN="+standin)
 }
 
 var probed sync.Map
