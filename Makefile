@@ -12,10 +12,10 @@ export LANG ?= C.UTF-8
 APT_PKGS  := gcc libgl1-mesa-dev xorg-dev curl ca-certificates libnss3-tools libglib2.0-bin \
              gsettings-desktop-schemas xvfb imagemagick
 # Copy as code (internal/codegen): the runtimes its round-trip tests run snippets with
-# (curl above; Go is on PATH; C# on Mono; Rust with rustup's rustc when present, against a
-# stand-in for reqwest; PowerShell is not installable).
+# (curl above; Go is on PATH; C# on Mono; Rust with rustc against a stand-in for reqwest,
+# which cannot be fetched offline; PowerShell is not packaged).
 APT_PKGS  += wget httpie python3-requests python3-httpx nodejs default-jdk-headless php-cli php-curl \
-             mono-mcs mono-runtime libmono-system-net-http4.0-cil
+             mono-mcs mono-runtime libmono-system-net-http4.0-cil rustc
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
