@@ -292,6 +292,8 @@ func TestRecordingKnownDifferences(t *testing.T) {
 	b[8].Timings.ResponseDone = t0.Add(400 * time.Millisecond)
 	// ignored: a new Set-Cookie header is not a change
 	b[12].Response.Header = http.Header{"Content-Type": {"application/json"}, "Date": {"y"}, "Set-Cookie": {"s=1"}}
+	// changed: a request header gone
+	a[13].Request.Header = http.Header{"Content-Type": {"application/json"}, "X-Api-Key": {"k"}}
 	// missing: a poll and an order are not in B (orders are all alike: the alignment
 	// reports the last as missing)
 	missing := []string{"GET " + a[10].Request.URL, "POST " + a[5].Request.URL}
@@ -312,7 +314,7 @@ func TestRecordingKnownDifferences(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := Recordings("A", ca, "B", cb, Options{Ignore: DefaultIgnore()})
-	if got, want := r.SummaryLine(), "2 calls missing, 1 new, 3 changed, 1 slower"; got != want {
+	if got, want := r.SummaryLine(), "2 calls missing, 1 new, 4 changed, 1 slower"; got != want {
 		var out bytes.Buffer
 		r.WriteText(&out)
 		t.Fatalf("summary %q, want %q\n%s", got, want, out.String())

@@ -25,8 +25,10 @@ type Call struct {
 	Key      string     `json:"key"` // method + normalised URL, what calls are aligned on
 	Status   int        `json:"status"`
 	Duration float64    `json:"duration_ms"`
-	// Headers are the response's header names, lower-case, sorted.
-	Headers []string `json:"headers,omitempty"`
+	// Headers are the response's header names, lower-case, sorted; ReqHeaders the
+	// request's.
+	Headers    []string `json:"headers,omitempty"`
+	ReqHeaders []string `json:"request_headers,omitempty"`
 	// ContentType is the response's media type without parameters.
 	ContentType string `json:"content_type,omitempty"`
 	// Shape is the response body's shape: for JSON every path with its type, arrays
@@ -43,18 +45,24 @@ func CallOf(s *session.Session, index int) Call {
 	if s.Error != nil {
 		c.Error = s.Error.Error()
 	}
+	c.ReqHeaders = headerNames(s.Request.Header)
 	if r := s.Response; r != nil {
 		c.Status = r.Status
-		for k := range r.Header {
-			c.Headers = append(c.Headers, strings.ToLower(k))
-		}
-		sort.Strings(c.Headers)
-		c.Headers = slices.Compact(c.Headers)
+		c.Headers = headerNames(r.Header)
 		ct, _, _ := strings.Cut(r.Header.Get("Content-Type"), ";")
 		c.ContentType = strings.ToLower(strings.TrimSpace(ct))
 		c.Shape = shapeOf(r.Header, r.Body)
 	}
 	return c
+}
+
+func headerNames(h http.Header) []string {
+	out := make([]string, 0, len(h))
+	for k := range h {
+		out = append(out, strings.ToLower(k))
+	}
+	sort.Strings(out)
+	return slices.Compact(out)
 }
 
 func shapeOf(h http.Header, b session.Body) []string {
@@ -376,23 +384,8 @@ func comparePair(a, b Call, opt Options, m *Matcher) Pair {
 	if a.Error != b.Error {
 		p.Changes = append(p.Changes, fmt.Sprintf("error %q → %q", a.Error, b.Error))
 	}
-	var added, removed []string
-	for _, h := range b.Headers {
-		if _, ok := slices.BinarySearch(a.Headers, h); !ok && !m.Header(h) {
-			added = append(added, h)
-		}
-	}
-	for _, h := range a.Headers {
-		if _, ok := slices.BinarySearch(b.Headers, h); !ok && !m.Header(h) {
-			removed = append(removed, h)
-		}
-	}
-	if len(added) > 0 {
-		p.Changes = append(p.Changes, "headers added: "+strings.Join(added, ", "))
-	}
-	if len(removed) > 0 {
-		p.Changes = append(p.Changes, "headers removed: "+strings.Join(removed, ", "))
-	}
+	p.Changes = append(p.Changes, namesChange("request headers", a.ReqHeaders, b.ReqHeaders, m)...)
+	p.Changes = append(p.Changes, namesChange("headers", a.Headers, b.Headers, m)...)
 	if a.ContentType != b.ContentType {
 		p.Changes = append(p.Changes, fmt.Sprintf("content type %q → %q", a.ContentType, b.ContentType))
 	}
@@ -403,6 +396,30 @@ func comparePair(a, b Call, opt Options, m *Matcher) Pair {
 		p.Slower = true
 	}
 	return p
+}
+
+// namesChange says which header names (sorted lists a and b) only one side has, leaving
+// out ignored ones.
+func namesChange(what string, a, b []string, m *Matcher) []string {
+	var added, removed []string
+	for _, h := range b {
+		if _, ok := slices.BinarySearch(a, h); !ok && !m.Header(h) {
+			added = append(added, h)
+		}
+	}
+	for _, h := range a {
+		if _, ok := slices.BinarySearch(b, h); !ok && !m.Header(h) {
+			removed = append(removed, h)
+		}
+	}
+	var out []string
+	if len(added) > 0 {
+		out = append(out, what+" added: "+strings.Join(added, ", "))
+	}
+	if len(removed) > 0 {
+		out = append(out, what+" removed: "+strings.Join(removed, ", "))
+	}
+	return out
 }
 
 // shapeChange describes two shapes' difference briefly: up to 3 paths each way.
