@@ -43,23 +43,40 @@ func opTint(op diff.Op) color.Color {
 	return color.NRGBA{R: uint8(r >> 8), G: uint8(g >> 8), B: uint8(b >> 8), A: 0x30}
 }
 
-// diffCell is one cell: a tinted background and a monospace line.
+// diffCell is one cell: a tinted background and a monospace line, cut with an ellipsis
+// when it is wider than the column.
 type diffCell struct {
 	bg   *canvas.Rectangle
-	text *canvas.Text
+	text *widget.Label
 	box  *fyne.Container
 }
 
 func newDiffCell() *diffCell {
-	c := &diffCell{bg: canvas.NewRectangle(color.Transparent), text: canvas.NewText("", theme.Color(theme.ColorNameForeground))}
+	c := &diffCell{bg: canvas.NewRectangle(color.Transparent), text: widget.NewLabel("")}
+	c.text.Truncation = fyne.TextTruncateEllipsis
 	c.text.TextStyle = fyne.TextStyle{Monospace: true}
-	c.box = container.NewStack(c.bg, container.NewPadded(c.text))
+	c.box = container.NewStack(c.bg, c.text)
 	return c
+}
+
+// opImportance is the label importance whose colour is opColor(op).
+func opImportance(op diff.Op) widget.Importance {
+	switch op {
+	case diff.OpAdded:
+		return widget.SuccessImportance
+	case diff.OpRemoved:
+		return widget.DangerImportance
+	case diff.OpChanged:
+		return widget.WarningImportance
+	case diff.OpIgnored:
+		return widget.LowImportance
+	}
+	return widget.MediumImportance
 }
 
 func (c *diffCell) set(s string, op diff.Op, bold bool) {
 	c.text.Text = s
-	c.text.Color = opColor(op)
+	c.text.Importance = opImportance(op)
 	c.text.TextStyle = fyne.TextStyle{Monospace: !bold, Bold: bold}
 	c.bg.FillColor = opTint(op)
 	if s == "" {
@@ -207,7 +224,7 @@ func callText(c *diff.Call, side string) string {
 	if c == nil {
 		return ""
 	}
-	return fmt.Sprintf("%s#%d  %d  %s %s  %.0fms", side, c.Index+1, c.Status, c.Method, c.URL, c.Duration)
+	return fmt.Sprintf("%s#%d  %d  %.0fms  %s %s", side, c.Index+1, c.Status, c.Duration, c.Method, c.URL)
 }
 
 func rowOp(kind string) (left, right diff.Op) {
@@ -235,7 +252,7 @@ func NewRecordingDiffView(r *diff.Recording) *RecordingDiffView {
 			lo, ro := rowOp(row.Kind)
 			right := callText(row.B, "B")
 			if row.Pair != nil && row.Pair.Slower {
-				right = "slower  " + right
+				right = "slower " + right
 			}
 			c.l.set(callText(row.A, "A"), lo, false)
 			c.r.set(right, ro, false)

@@ -70,7 +70,7 @@ func TestExchangeDiffWindow(t *testing.T) {
 	sa, sb := exchangePair()
 	w, v := NewExchangeDiffWindow(app, sa, sb, diff.DefaultIgnore(), "")
 	defer w.Close()
-	w.Resize(fyne.NewSize(1100, 700))
+	w.Resize(fyne.NewSize(1100, 1000))
 	w.Show()
 	if !strings.Contains(v.Summary.Text, "#11 vs #27") || !strings.Contains(v.Summary.Text, "ignored") {
 		t.Fatalf("summary %q", v.Summary.Text)
@@ -148,8 +148,9 @@ func TestRecordingDiffWindow(t *testing.T) {
 		t.Fatalf("summary %q, %d rows", v.Summary.Text, v.List.Length())
 	}
 	texts := cellTexts(w)
-	for prefix, op := range map[string]diff.Op{"A#3  200  GET https://shop.example.com/api/recommendations": diff.OpRemoved,
-		"B#5  200  GET https://shop.example.com/api/feature-flags": diff.OpAdded, "B#3  500  GET": diff.OpChanged} {
+	for prefix, op := range map[string]diff.Op{"A#3  200  60ms  GET https://shop.example.com/api/recommendations": diff.OpRemoved,
+		"B#5  200  30ms  GET https://shop.example.com/api/feature-flags": diff.OpAdded, "B#3  500  45ms  GET": diff.OpChanged,
+		"slower B#4  200  900ms  GET": diff.OpChanged} {
 		found := false
 		for s, tx := range texts {
 			if strings.HasPrefix(s, prefix) {
@@ -234,7 +235,7 @@ func TestRenderDiffScreenshots(t *testing.T) {
 	}
 	sa, sb := exchangePair()
 	w, ev := NewExchangeDiffWindow(app, sa, sb, diff.DefaultIgnore(), t.TempDir())
-	w.Resize(fyne.NewSize(1100, 800))
+	w.Resize(fyne.NewSize(1100, 960))
 	w.Show()
 	for i, r := range ev.Rows {
 		if r.Field == "$.total" {
@@ -244,7 +245,7 @@ func TestRenderDiffScreenshots(t *testing.T) {
 	shot(w, "diff-exchange.png")
 	r, _ := recordingPair()
 	w2, v := NewRecordingDiffWindow(app, r, nil, nil, "")
-	w2.Resize(fyne.NewSize(1200, 480))
+	w2.Resize(fyne.NewSize(1200, 520))
 	w2.Show()
 	for i, row := range v.Rows {
 		if row.Kind == "changed" {
