@@ -333,8 +333,8 @@ func OpenExchangeDiff(a fyne.App, get func(session.ID) (*session.Session, error)
 // OpenRecordingDiff loads two recordings (HAR files, data directories, or filter:EXPR /
 // ids:N-M of cur, the open store) and opens their diff; pairs open in the exchange diff
 // when both recordings come from cur. It loads on the calling goroutine (two recordings of
-// 10,000 calls take about half a second); call it from a background goroutine and show
-// the window with fyne.Do for larger ones.
+// 10,000 calls take about half a second); for larger ones, run diff.LoadRecording and
+// diff.Recordings in the background and call NewRecordingDiffWindow through fyne.Do.
 func OpenRecordingDiff(a fyne.App, specA, specB string, cur diff.Eacher, get func(session.ID) (*session.Session, error), ig *diff.IgnoreConfig, dataDir string) (fyne.Window, error) {
 	ca, err := diff.LoadRecording(specA, cur)
 	if err != nil {
