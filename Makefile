@@ -11,6 +11,11 @@ export LANG ?= C.UTF-8
 # screenshots (Xvfb, ImageMagick).
 APT_PKGS  := gcc libgl1-mesa-dev xorg-dev curl ca-certificates libnss3-tools libglib2.0-bin \
              gsettings-desktop-schemas xvfb imagemagick
+# Copy as code (internal/codegen): the runtimes its round-trip tests run snippets with
+# (curl above; Go is on PATH; C# on Mono; Rust with rustc against a stand-in for reqwest,
+# which cannot be fetched offline; PowerShell is not packaged).
+APT_PKGS  += wget httpie python3-requests python3-httpx nodejs default-jdk-headless php-cli php-curl \
+             mono-mcs mono-runtime libmono-system-net-http4.0-cil rustc
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
@@ -69,6 +74,7 @@ BENCH_PKGS := mitmproxy nginx util-linux
 bench: deps
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 1s ./engine/ ./rootca/ ./engine/filter/
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 1x ./store/
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime 3x ./internal/diff/
 	@missing=""; for p in $(BENCH_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing:$$missing"; \
@@ -86,15 +92,20 @@ h2spec:
 # Every fuzz target briefly (seeds in the code and in testdata/fuzz always run as tests).
 ENGINE_FUZZ := FuzzBodyFramer FuzzCheckHead FuzzHTTP1Proxy FuzzConnectTarget FuzzWSParser FuzzH2FrameTap \
                FuzzParseAltSvcH3
+CODEGEN_FUZZ := FuzzCurl FuzzWget FuzzHTTPie FuzzPowerShell FuzzFetch FuzzNode FuzzPython FuzzHTTPX \
+               FuzzGo FuzzJava FuzzCSharp FuzzPHP FuzzRust
 fuzz-short:
 	@set -e; for t in $(ENGINE_FUZZ); do \
 	  $(GO) test -run '^$$' -fuzz "^$$t\$$" -fuzztime 10s ./engine/; done
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 10s ./engine/filter/
 	$(GO) test -run '^$$' -fuzz '^FuzzRead$$' -fuzztime 10s ./store/har/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeSessionMeta$$' -fuzztime 10s ./store/
-	$(GO) test -run '^$$' -fuzz '^FuzzCurl$$' -fuzztime 10s ./ui/render/
 	@set -e; for t in FuzzProtoRaw FuzzSplitFrames FuzzParseSSE FuzzSplitMultipart FuzzViews; do \
 	  $(GO) test -run '^$$' -fuzz "^$$t\$$" -fuzztime 10s ./engine/content/; done
+	$(GO) test -run '^$$' -fuzz '^FuzzParseIgnore$$' -fuzztime 10s ./internal/diff/
+	$(GO) test -run '^$$' -fuzz '^FuzzBodies$$' -fuzztime 10s ./internal/diff/
+	@set -e; for t in $(CODEGEN_FUZZ); do \
+	  $(GO) test -run '^$$' -fuzz "^$$t\$$" -fuzztime 10s ./internal/codegen/; done
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./engine/filter/

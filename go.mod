@@ -15,6 +15,8 @@ require (
 	golang.org/x/sys v0.50.0
 )
 
+require github.com/sergi/go-diff v1.4.0
+
 require (
 	github.com/dlclark/regexp2/v2 v2.5.2 // indirect
 	github.com/go-sourcemap/sourcemap v2.1.3+incompatible // indirect

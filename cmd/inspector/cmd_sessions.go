@@ -251,6 +251,9 @@ func openSessionCommand(name, jsonUsage string, args []string) (id session.ID, s
 }
 
 func runShow(args []string) error {
+	if lang, rest, ok := showAsFlag(args); ok {
+		return runShowAs(lang, rest)
+	}
 	args, protos, err := takeProtoPath(args) // show_content.go
 	if err != nil {
 		return err

@@ -74,6 +74,7 @@ func startControl(dataDir, proxyAddr string, st *store.Store, extra map[string]h
 	mux.Handle(framesPattern, framesHandler(st))
 	mux.Handle(contentPattern, contentHandler(st, instanceProtos)) // content_api.go
 	mux.HandleFunc("POST /api/v1/har", c.importHAR)
+	mountDiffRoutes(mux, st, dataDir)
 	for pattern, h := range extra {
 		if err := handleSafely(mux, pattern, h); err != nil {
 			return "", nil, err

@@ -40,5 +40,5 @@ kill -TERM "$INSP"
 wait "$INSP" || true
 INSP=
 INSPECTOR_SCREENSHOTS="$OUT" INSPECTOR_DATA_DIR="$WORK/data" \
-	go test -tags migrated_fynedo -count=1 -run 'TestRenderScreenshots|TestRenderDebugScreenshots|TestRenderFramesScreenshots|TestRenderPagedScreenshot' ./ui/
+	go test -tags migrated_fynedo -count=1 -run 'TestRenderScreenshots|TestRenderDebugScreenshots|TestRenderFramesScreenshots|TestRenderPagedScreenshot|TestRenderDiffScreenshots' ./ui/
 echo "screenshots in $OUT"
