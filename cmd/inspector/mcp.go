@@ -36,6 +36,8 @@ import (
 	"inspector/engine/filter"
 	"inspector/engine/hooks/breakpoint"
 	"inspector/engine/session"
+	"inspector/internal/codegen"
+	"inspector/internal/diff"
 	"inspector/store"
 	"inspector/store/har"
 )
@@ -61,8 +63,9 @@ var errNeedsInstance = errors.New("this tool needs a running Inspector instance 
 // mcpBackend is where the tools get their data: a read-only store (st) or a running
 // instance's control API (api). Exactly one is set, or neither for an empty data directory.
 type mcpBackend struct {
-	st  *store.Store
-	api *controlClient
+	st      *store.Store
+	api     *controlClient
+	dataDir string // for the diff's ignore list when reading the store directly
 	// activity records each tool call (client name, tool, a short summary of the input)
 	// so the running instance can show what an agent did. Nil: not recorded.
 	activity func(client, tool, detail string)
@@ -232,6 +235,21 @@ type searchIn struct {
 	Limit  int    `json:"limit,omitempty" jsonschema:"at most this many (default 50, at most 500)"`
 }
 
+type diffIn struct {
+	A uint64 `json:"a" jsonschema:"first session id"`
+	B uint64 `json:"b" jsonschema:"second session id"`
+}
+
+type codeIn struct {
+	ID   uint64 `json:"id" jsonschema:"session id"`
+	Lang string `json:"lang" jsonschema:"curl, wget, httpie, powershell, fetch, node, python, httpx, go, java, csharp, php or rust"`
+}
+
+type codeOut struct {
+	Lang string `json:"lang"`
+	Code string `json:"code"`
+}
+
 type framesOut struct {
 	Frames  []session.Frame `json:"frames"`
 	Omitted int             `json:"omitted,omitempty"`
@@ -318,6 +336,36 @@ func addReadTools(s *mcp.Server, b *mcpBackend) {
 				out.Frames, out.Omitted = fs[:2000], len(fs)-2000
 			}
 			return out, nil
+		})
+	tool(s, b, "diff_sessions", "Compare two sessions: request line, headers (added/removed/changed), bodies (JSON-aware with paths like $.items[3].price, text by lines, binary by hash), with volatile fields (dates, request ids, tokens) marked ignored.",
+		func(ctx context.Context, in diffIn) (*diff.Exchange, error) {
+			if b.api != nil {
+				var out diff.Exchange
+				err := b.api.do("GET", fmt.Sprintf("/api/v1/diff?a=%d&b=%d", in.A, in.B), nil, &out)
+				return &out, err
+			}
+			sa, err := b.get(session.ID(in.A))
+			if err != nil {
+				return nil, err
+			}
+			sb, err := b.get(session.ID(in.B))
+			if err != nil {
+				return nil, err
+			}
+			ig, err := diff.LoadIgnore(b.dataDir)
+			if err != nil {
+				return nil, err
+			}
+			return diff.Exchanges(sa, sb, ig), nil
+		})
+	tool(s, b, "request_as_code", "A session's request as a runnable snippet: lang one of "+strings.Join(codegen.Langs, ", ")+".",
+		func(ctx context.Context, in codeIn) (codeOut, error) {
+			ss, err := b.get(session.ID(in.ID))
+			if err != nil {
+				return codeOut{}, err
+			}
+			code, err := codegen.Generate(in.Lang, &ss.Request)
+			return codeOut{Lang: in.Lang, Code: code}, err
 		})
 	tool(s, b, "store_stats", "The store's counters: sessions, bytes, file size, dropped sessions, last error.",
 		func(ctx context.Context, in struct{}) (store.Stats, error) { return b.stats() })
@@ -765,7 +813,7 @@ func runMCP(args []string) error {
 		return err
 	}
 	defer src.Close()
-	b := &mcpBackend{st: src.st, api: src.api}
+	b := &mcpBackend{st: src.st, api: src.api, dataDir: dir}
 	if b.api != nil {
 		// Tell the instance what the agent does, so its window can show it.
 		b.activity = func(client, tool, detail string) {

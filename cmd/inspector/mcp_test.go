@@ -208,6 +208,34 @@ func TestMCPLiveLoop(t *testing.T) {
 	if reqs := origin.requests(); len(reqs) != 3 || reqs[2].Get("X-Edited-By") != "agent" {
 		t.Fatalf("replay did not reach the origin with the edit: %v", reqs)
 	}
+	// Compare the original with its replay: the same request, so no request changes.
+	var d struct {
+		Changes int `json:"changes"`
+	}
+	eventually(t, "the replay in the store", func() bool {
+		return callTool(t, cs, "get_session", map[string]any{"id": rep.IDs[0]}, nil) == ""
+	})
+	callTool(t, cs, "diff_sessions", map[string]any{"a": list.Sessions[0].ID, "b": held.Sessions[0].ID}, &d)
+	if d.Changes == 0 {
+		t.Fatal("diff of /first and /held found no changes")
+	}
+	var same struct {
+		Request struct {
+			Line []struct {
+				Name string `json:"name"`
+				Op   string `json:"op"`
+			} `json:"line"`
+		} `json:"request"`
+	}
+	callTool(t, cs, "diff_sessions", map[string]any{"a": held.Sessions[0].ID, "b": rep.IDs[0]}, &same)
+	if len(same.Request.Line) != 2 || same.Request.Line[0].Op != "equal" || same.Request.Line[1].Op != "equal" {
+		t.Fatalf("diff of a replay with its original: request line %+v", same.Request.Line)
+	}
+	var code codeOut
+	callTool(t, cs, "request_as_code", map[string]any{"id": held.Sessions[0].ID, "lang": "curl"}, &code)
+	if !strings.Contains(code.Code, "X-Edited-By: agent") || !strings.Contains(code.Code, "/held") {
+		t.Fatalf("request_as_code: %s", code.Code)
+	}
 	var sent struct {
 		ID     uint64 `json:"id"`
 		Status int    `json:"status"`
