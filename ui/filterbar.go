@@ -49,7 +49,10 @@ func newFilterBar(u *UI) *filterBar {
 	f.entry = widget.NewEntry()
 	f.entry.TextStyle = fyne.TextStyle{Monospace: true}
 	f.entry.SetPlaceHolder(`filter: host:*.example.com status:4xx -method:OPTIONS   (Ctrl+F)`)
-	f.entry.OnChanged = func(string) { f.apply() }
+	f.entry.OnChanged = func(string) {
+		f.syncPreset()
+		f.apply()
+	}
 	f.quick = widget.NewEntry()
 	f.quick.SetPlaceHolder("quick search in URLs")
 	f.quick.OnChanged = func(s string) {
@@ -62,7 +65,7 @@ func newFilterBar(u *UI) *filterBar {
 	}
 	f.presets = widget.NewSelect(names, func(name string) {
 		for _, p := range presets {
-			if p.Name == name {
+			if p.Name == name && f.entry.Text != p.Expr {
 				f.entry.SetText(p.Expr)
 			}
 		}
@@ -75,7 +78,7 @@ func newFilterBar(u *UI) *filterBar {
 	f.caret.TextStyle = fyne.TextStyle{Monospace: true}
 	f.caret.Importance = widget.DangerImportance
 	f.caret.Hide()
-	right := container.NewHBox(container.NewGridWrap(fyne.NewSize(220, f.quick.MinSize().Height), f.quick), f.presets)
+	right := container.NewHBox(container.NewGridWrap(fyne.NewSize(200, f.quick.MinSize().Height), f.quick), f.presets)
 	f.box = container.NewVBox(
 		container.NewBorder(nil, nil, nil, right, f.entry),
 		f.caret,
@@ -85,6 +88,38 @@ func newFilterBar(u *UI) *filterBar {
 }
 
 func (f *filterBar) object() fyne.CanvasObject { return f.box }
+
+// syncPreset makes the Presets label follow the expression: the preset whose expression
+// it is, or the placeholder after a hand edit.
+func (f *filterBar) syncPreset() {
+	text := strings.TrimSpace(f.entry.Text)
+	for _, p := range presets {
+		if p.Expr == text {
+			if f.presets.Selected != p.Name {
+				f.presets.Selected = p.Name
+				f.presets.Refresh()
+			}
+			return
+		}
+	}
+	if f.presets.Selected != "" {
+		f.presets.ClearSelected()
+	}
+}
+
+// empty reports whether no filter is typed (expression, quick text).
+func (f *filterBar) empty() bool {
+	return f == nil || (strings.TrimSpace(f.entry.Text) == "" && f.quickText == "")
+}
+
+// active reports whether a filter is in force (a valid expression or quick text).
+func (f *filterBar) active() bool { return f != nil && (f.expr != nil || f.quickText != "") }
+
+// clear empties the expression and the quick text (Esc in the list).
+func (f *filterBar) clear() {
+	f.entry.SetText("")
+	f.quick.SetText("")
+}
 
 // Error is the message shown for an invalid expression, "" when valid.
 func (f *filterBar) Error() string {

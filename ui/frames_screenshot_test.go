@@ -112,13 +112,13 @@ func TestRenderFramesScreenshots(t *testing.T) {
 		}
 	}
 	u.SelectID(h2)
-	u.detail.tabs.SelectIndex(4) // Frames
+	u.detail.tabs.SelectIndex(3) // Frames
 	shot("frames-h2-h3.png")
 	u.SelectID(h3)
-	u.detail.tabs.SelectIndex(4)
+	u.detail.tabs.SelectIndex(3)
 	u.detail.frames.typ.SetSelected("HEADERS")
 	shot("frames-h3-headers.png")
 	u.SelectID(ws)
-	u.detail.tabs.SelectIndex(5) // WebSocket
+	u.detail.tabs.SelectIndex(4) // WebSocket
 	shot("websocket.png")
 }

@@ -12,7 +12,6 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/theme"
-	"fyne.io/fyne/v2/widget"
 
 	"inspector/engine/session"
 	"inspector/store"
@@ -153,9 +152,9 @@ func TestRenderPagedScreenshot(t *testing.T) {
 	for u.model.Stored() == nil {
 		(<-posts)()
 	}
-	u.follow.SetChecked(false)
+	u.setFollow(false)
 	const row = 400_000
-	u.list.table.ScrollTo(widget.TableCellID{Row: row, Col: 0})
+	u.list.scrollTo(row)
 	for !u.model.Stored().Cached(row) || !u.model.Stored().Cached(row+12) {
 		u.model.At(row + 12)
 		(<-posts)()
