@@ -663,8 +663,8 @@ func newListFocus(l *sessionList, content fyne.CanvasObject) *listFocus {
 
 func (f *listFocus) CreateRenderer() fyne.WidgetRenderer { return widget.NewSimpleRenderer(f.content) }
 
-func (f *listFocus) FocusGained() { f.focused = true }
-func (f *listFocus) FocusLost()   { f.focused, f.shift = false, false }
+func (f *listFocus) FocusGained()   { f.focused = true }
+func (f *listFocus) FocusLost()     { f.focused, f.shift = false, false }
 func (f *listFocus) TypedRune(rune) {}
 
 func (f *listFocus) KeyDown(e *fyne.KeyEvent) {

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-
 	"inspector/engine/session"
 	"inspector/store"
 	"inspector/ui/viewmodel"
