@@ -260,7 +260,7 @@ func newHeaderTable(u *UI) *headerTable {
 		func() (int, int) { return len(h.rows), 2 },
 		func() fyne.CanvasObject {
 			l := widget.NewLabel("")
-			l.Truncation = fyne.TextTruncateEllipsis
+			l.Truncation = fyne.TextTruncateClip
 			return l
 		},
 		func(id widget.TableCellID, o fyne.CanvasObject) {
@@ -303,7 +303,6 @@ func (h *headerTable) set(hd http.Header, empty string) {
 
 // messageView is one side of the exchange (request or response): its tabs.
 type messageView struct {
-	title   *widget.Label
 	headers *headerTable
 	raw     *textView
 	body    *bodyView
@@ -318,9 +317,7 @@ func newMessageView(u *UI, request bool) *messageView {
 	if request {
 		name = "request-body"
 	}
-	m := &messageView{title: widget.NewLabel(""), headers: newHeaderTable(u), raw: newTextView(u), body: newBodyView(u, name), cookies: newTextView(u)}
-	m.title.TextStyle = fyne.TextStyle{Bold: true}
-	m.title.Truncation = fyne.TextTruncateEllipsis
+	m := &messageView{headers: newHeaderTable(u), raw: newTextView(u), body: newBodyView(u, name), cookies: newTextView(u)}
 	items := []*container.TabItem{
 		container.NewTabItem("Headers", m.headers.box),
 		container.NewTabItem("Body", m.body.box),
@@ -332,7 +329,7 @@ func newMessageView(u *UI, request bool) *messageView {
 		items = append(items, container.NewTabItem("Query/Form", m.query.box))
 	}
 	m.tabs = container.NewAppTabs(items...)
-	m.box = m.tabs // the summary line above both sides says what m.title holds
+	m.box = m.tabs // the summary line above both sides names the exchange
 	return m
 }
 
@@ -361,6 +358,9 @@ type detailPane struct {
 	inline bool
 	// loadGen drops a store load that a newer selection replaced.
 	loadGen int
+	// cur is the session shown; extrasFor the one the secondary tabs were filled for.
+	cur       *session.Session
+	extrasFor session.ID
 
 	mark    *widget.Select // the user's mark of the shown session
 	comment *widget.Entry  // and comment
@@ -408,6 +408,7 @@ func newDetailPane(u *UI) *detailPane {
 		container.NewTabItem("WebSocket", d.ws.box),
 		container.NewTabItem("Notes", notes),
 	)
+	d.tabs.OnSelected = func(*container.TabItem) { d.renderExtras() }
 	d.box = container.NewBorder(d.title, nil, nil, nil, d.tabs)
 	return d
 }
@@ -532,9 +533,9 @@ func (d *detailPane) loaded(id session.ID, s *session.Session, err error) {
 }
 
 func (d *detailPane) clear() {
+	d.cur, d.extrasFor = nil, 0
 	d.setNotesEnabled(false)
 	for _, m := range []*messageView{d.req, d.resp} {
-		m.title.SetText("")
 		m.headers.set(nil, "")
 		m.raw.set("")
 		m.cookies.set("")
@@ -575,7 +576,6 @@ func Summary(s *session.Session) string {
 func (d *detailPane) render(s *session.Session) {
 	d.title.SetText(Summary(s))
 	r := &s.Request
-	d.req.title.SetText(fmt.Sprintf("Request  %s %s %s", r.Method, r.URL, r.Proto))
 	d.req.headers.set(r.Header, "no headers")
 	d.req.raw.set(render.RawRequest(r))
 	d.req.body.set(r.Header, r.Body)
@@ -588,11 +588,6 @@ func (d *detailPane) render(s *session.Session) {
 	d.req.query.set(qt)
 
 	if s.Response != nil {
-		reason := s.Response.Reason
-		if reason == "" {
-			reason = http.StatusText(s.Response.Status)
-		}
-		d.resp.title.SetText(fmt.Sprintf("Response  %s %d %s", s.Response.Proto, s.Response.Status, reason))
 		d.resp.headers.set(s.Response.Header, "no headers")
 		d.resp.raw.set(render.RawResponse(s.Response))
 		d.resp.body.set(s.Response.Header, s.Response.Body)
@@ -602,12 +597,26 @@ func (d *detailPane) render(s *session.Session) {
 		if s.Error != nil {
 			msg = "No response: " + s.Error.Error()
 		}
-		d.resp.title.SetText("Response")
 		d.resp.headers.set(nil, msg)
 		d.resp.raw.set(msg)
 		d.resp.body.set(nil, session.Body{})
 		d.resp.cookies.set("")
 	}
+	d.cur = s
+	d.extrasFor = 0
+	if d.inline || d.tabs.SelectedIndex() != 0 {
+		d.renderExtras()
+	}
+}
+
+// renderExtras fills the Timing, TLS, Frames and WebSocket tabs of the shown session:
+// when one of them is open, so a click in the list pays only for the exchange.
+func (d *detailPane) renderExtras() {
+	s := d.cur
+	if s == nil || d.extrasFor == s.ID {
+		return
+	}
+	d.extrasFor = s.ID
 	d.renderTiming(s)
 	d.tls.set(render.TLS(s))
 	d.frames.load(s.ID)

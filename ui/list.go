@@ -295,7 +295,16 @@ type listRow struct {
 	cells []*canvas.Text
 	full  []string
 	right []bool
+	fit   []fitCache
 	mods  fyne.KeyModifier // held at the last MouseDown
+}
+
+// fitCache remembers a cell's last fitting, so an unchanged cell costs no measuring.
+type fitCache struct {
+	full, text string
+	avail, ts  float32
+	style      fyne.TextStyle
+	size       fyne.Size
 }
 
 func newListRow(l *sessionList) *listRow {
@@ -311,6 +320,7 @@ func (r *listRow) ensureCells(n int) {
 		r.cells = append(r.cells, t)
 		r.full = append(r.full, "")
 		r.right = append(r.right, false)
+		r.fit = append(r.fit, fitCache{})
 	}
 }
 
@@ -457,8 +467,14 @@ func (rr *rowRenderer) Layout(size fyne.Size) {
 		t.Show()
 		t.TextSize = ts
 		avail := ws[k] - 2*cellPad
-		t.Text = fitText(r.full[k], avail, ts, t.TextStyle)
-		tw := fyne.MeasureText(t.Text, ts, t.TextStyle)
+		fc := &r.fit[k]
+		if fc.full != r.full[k] || fc.avail != avail || fc.ts != ts || fc.style != t.TextStyle {
+			fc.full, fc.avail, fc.ts, fc.style = r.full[k], avail, ts, t.TextStyle
+			fc.text = fitText(r.full[k], avail, ts, t.TextStyle)
+			fc.size = measure(fc.text, ts, t.TextStyle)
+		}
+		t.Text = fc.text
+		tw := fc.size
 		px := x + cellPad
 		if r.right[k] {
 			px = x + ws[k] - cellPad - tw.Width
@@ -484,12 +500,35 @@ func (rr *rowRenderer) Refresh() {
 	}
 }
 
+// measureKey and measured cache text sizes: the list measures the same few strings
+// (statuses, methods, hosts, times) over and over. UI goroutine only; bounded.
+type measureKey struct {
+	s     string
+	size  float32
+	style fyne.TextStyle
+}
+
+var measured = map[measureKey]fyne.Size{}
+
+func measure(s string, size float32, style fyne.TextStyle) fyne.Size {
+	k := measureKey{s, size, style}
+	if m, ok := measured[k]; ok {
+		return m
+	}
+	if len(measured) > 50_000 {
+		clear(measured)
+	}
+	m := fyne.MeasureText(s, size, style)
+	measured[k] = m
+	return m
+}
+
 // fitText cuts s with an ellipsis so that it fits in w.
 func fitText(s string, w, size float32, style fyne.TextStyle) string {
 	if s == "" || w <= 0 {
 		return ""
 	}
-	if fyne.MeasureText(s, size, style).Width <= w {
+	if measure(s, size, style).Width <= w {
 		return s
 	}
 	rs := []rune(s)
