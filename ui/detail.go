@@ -269,7 +269,7 @@ func newHeaderTable(u *UI) *headerTable {
 				l.SetText("")
 				return
 			}
-			l.TextStyle = fyne.TextStyle{Bold: id.Col == 0, Monospace: id.Col == 1}
+			l.TextStyle = fyne.TextStyle{Bold: id.Col == 0}
 			l.SetText(h.rows[id.Row][id.Col])
 		},
 	)
@@ -285,7 +285,8 @@ func newHeaderTable(u *UI) *headerTable {
 	copyAll.Importance = widget.LowImportance
 	hint := widget.NewLabel("click a row to copy its value")
 	hint.Importance = widget.LowImportance
-	h.box = container.NewBorder(container.NewHBox(copyAll, hint, h.empty), nil, nil, nil,
+	h.empty.Truncation = fyne.TextTruncateEllipsis
+	h.box = container.NewBorder(container.NewBorder(nil, nil, container.NewHBox(copyAll, hint), nil, h.empty), nil, nil, nil,
 		container.NewThemeOverride(h.table, &tightTheme{}))
 	return h
 }

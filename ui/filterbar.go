@@ -35,7 +35,9 @@ type filterBar struct {
 	presets *widget.Select
 	errText *widget.Label // the message, "" when the expression is valid
 	caret   *widget.Label // a caret under the position of the mistake
-	box     fyne.CanvasObject
+	// caretBox draws the caret at the entry's monospace size; shown with the error.
+	caretBox *container.ThemeOverride
+	box      fyne.CanvasObject
 
 	expr      *filter.Expr // the last valid expression; nil matches everything
 	quickText string       // lower-cased quick-search text
@@ -77,11 +79,12 @@ func newFilterBar(u *UI) *filterBar {
 	f.caret = widget.NewLabel("")
 	f.caret.TextStyle = fyne.TextStyle{Monospace: true}
 	f.caret.Importance = widget.DangerImportance
-	f.caret.Hide()
+	f.caretBox = container.NewThemeOverride(f.caret, &monoTheme{})
+	f.caretBox.Hide()
 	right := container.NewHBox(container.NewGridWrap(fyne.NewSize(200, f.quick.MinSize().Height), f.quick), f.presets)
 	f.box = container.NewVBox(
-		container.NewBorder(nil, nil, nil, right, f.entry),
-		f.caret,
+		container.NewBorder(nil, nil, nil, right, container.NewThemeOverride(f.entry, &monoTheme{})),
+		f.caretBox,
 		f.errText,
 	)
 	return f
@@ -143,7 +146,7 @@ func (f *filterBar) apply() {
 		expr = e
 	}
 	f.errText.Hide()
-	f.caret.Hide()
+	f.caretBox.Hide()
 	needed := expr != nil && expr.NeedsSession()
 	hadNeeded := f.expr != nil && f.expr.NeedsSession()
 	f.expr = expr
@@ -174,10 +177,10 @@ func (f *filterBar) showError(text string, err error) {
 		pos := min(max(se.Pos, 0), len(text))
 		col := len([]rune(text[:pos]))
 		f.caret.SetText(strings.Repeat(" ", col) + "^")
-		f.caret.Show()
+		f.caretBox.Show()
 		f.errText.SetText(fmt.Sprintf("Filter error at column %d: %s", col+1, se.Msg))
 	} else {
-		f.caret.Hide()
+		f.caretBox.Hide()
 		f.errText.SetText("Filter error: " + err.Error())
 	}
 	f.errText.Show()

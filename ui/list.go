@@ -405,6 +405,9 @@ func (r *listRow) MouseUp(*desktop.MouseEvent)     {}
 func (r *listRow) Tapped(*fyne.PointEvent) {
 	mods := r.mods
 	r.mods = 0
+	if d, ok := fyne.CurrentApp().Driver().(desktop.Driver); ok && mods == 0 {
+		mods = d.CurrentKeyModifiers()
+	}
 	if r.row >= 0 {
 		r.l.click(r.row, mods)
 	}
@@ -419,13 +422,6 @@ func (r *listRow) TappedSecondary(e *fyne.PointEvent) {
 		r.l.click(r.row, 0)
 	}
 	r.l.u.showContextMenu(e.AbsolutePosition)
-}
-
-func (r *listRow) DoubleTapped(*fyne.PointEvent) {
-	if r.row >= 0 {
-		r.l.click(r.row, 0)
-		r.l.u.detail.focus()
-	}
 }
 
 func (r *listRow) MinSize() fyne.Size {

@@ -280,4 +280,9 @@ func (b *tipButton) hideTip() {
 // pausedItem is the toolbar's breakpoint indicator (the debug views' button).
 type pausedItem struct{ u *UI }
 
-func (p *pausedItem) ToolbarObject() fyne.CanvasObject { return p.u.debug.indicator }
+func (p *pausedItem) ToolbarObject() fyne.CanvasObject {
+	if p.u.deps.Debug == nil {
+		return container.NewStack() // no breakpoints without a proxy: nothing to show
+	}
+	return p.u.debug.indicator
+}

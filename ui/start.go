@@ -50,17 +50,17 @@ func newStartPage(u *UI) *startPage {
 	heading := widget.NewLabelWithStyle("Start here: point a client at Inspector", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	p.box = container.NewVBox(
 		heading,
-		container.NewHBox(widget.NewLabel("Proxy address"), p.addr, copyAddr),
+		container.NewHBox(widget.NewLabel("Proxy address"), container.NewThemeOverride(p.addr, &monoTheme{}), copyAddr),
 		widget.NewSeparator(),
 		container.NewHBox(widget.NewLabel("Root CA"), p.trust, saveCA),
 		p.caState,
-		p.fp,
+		container.NewThemeOverride(p.fp, &monoTheme{}),
 		widget.NewSeparator(),
 		p.proxy,
 		p.proxyMsg,
 		widget.NewSeparator(),
 		widget.NewLabelWithStyle("Per client", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
-		p.steps,
+		container.NewThemeOverride(p.steps, &monoTheme{}),
 	)
 	p.refresh()
 	return p

@@ -62,7 +62,7 @@ func (t *textView) updateRow(i widget.ListItemID, o fyne.CanvasObject) {
 	st := o.(*fyne.Container)
 	bg := st.Objects[0].(*canvas.Rectangle)
 	txt := st.Objects[1].(*fyne.Container).Objects[0].(*canvas.Text)
-	txt.TextSize = theme.TextSize()
+	txt.TextSize = monoSize()
 	txt.Color = theme.Color(theme.ColorNameForeground)
 	txt.Text = ""
 	if t.src != nil && i < t.src.Len() {
@@ -111,7 +111,7 @@ func (t *textView) setWrap(on bool) {
 
 func (t *textView) colsFor(w float32) int {
 	if t.charW == 0 {
-		t.charW = fyne.MeasureText("0123456789", theme.TextSize(), fyne.TextStyle{Monospace: true}).Width / 10
+		t.charW = fyne.MeasureText("0123456789", monoSize(), fyne.TextStyle{Monospace: true}).Width / 10
 	}
 	c := int((w - 4*theme.Padding() - theme.ScrollBarSize()) / max(t.charW, 1))
 	return max(c, 20)

@@ -122,3 +122,18 @@ func (u *UI) loadTheme() {
 	}
 	u.app.Settings().SetTheme(u.theme)
 }
+
+// monoSize is the size of monospace text in the compact density: at 13 px the monospace
+// face loses its underscores in the GL painter, so monospace text is drawn at 14.
+func monoSize() float32 { return max(theme.TextSize(), 14) }
+
+// monoTheme is the app's theme with the text size of monospace content (monoSize).
+type monoTheme struct{ packedTheme }
+
+func (monoTheme) Size(n fyne.ThemeSizeName) float32 {
+	s := fyne.CurrentApp().Settings().Theme().Size(n)
+	if n == theme.SizeNameText {
+		return max(s, 14)
+	}
+	return s
+}
