@@ -117,6 +117,8 @@ func (b *bodyView) compute() {
 		b.image.Hide()
 		b.text.box.Show()
 		b.save.Disable()
+		b.mode.Disable()
+		b.text.setLang("")
 		if b.body.Size > 0 {
 			b.text.set(fmt.Sprintf("%d body bytes were not captured.", b.body.Size))
 		} else {
@@ -126,6 +128,7 @@ func (b *bodyView) compute() {
 		return
 	}
 	b.save.Enable()
+	b.mode.Enable()
 	h, body, opt := b.header, b.body, bodyViewOptions{Raw: b.raw.Checked}
 	if b.u.detail != nil && b.u.detail.inline {
 		views, sum := bodyViews(context.Background(), h, body, opt)
@@ -194,8 +197,10 @@ func (b *bodyView) showView() {
 	b.image.Hide()
 	b.text.box.Show()
 	if v.Name == "Hex" {
+		b.text.setLang("")
 		b.text.setSource(&render.HexLines{Data: v.Data})
 	} else {
+		b.text.setLang(v.Lang)
 		b.text.set(v.Text)
 	}
 	if b.findBar.Visible() && b.findEntry.Text != "" {

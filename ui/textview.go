@@ -4,6 +4,7 @@ import (
 	"image/color"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
@@ -31,12 +32,17 @@ type textView struct {
 	hits  []int // visual rows holding a find match, ascending
 	cur   int   // index into hits of the current match, -1 none
 	charW float32
+	// charSize is the text size charW was measured at.
+	charSize float32
+	// lang highlights the rows (render.Tokens); spans caches them per visual row.
+	lang  string
+	spans map[int]cachedSpans
 	// created counts row objects made (the virtualisation test reads it).
 	created int
 }
 
 func newTextView(u *UI) *textView {
-	t := &textView{u: u, wrap: true, cur: -1}
+	t := &textView{u: u, wrap: true, cur: -1, spans: map[int]cachedSpans{}}
 	t.list = widget.NewList(
 		func() int {
 			if t.src == nil {
@@ -46,44 +52,158 @@ func newTextView(u *UI) *textView {
 		},
 		func() fyne.CanvasObject {
 			t.created++
-			bg := canvas.NewRectangle(color.Transparent)
-			txt := canvas.NewText("", theme.Color(theme.ColorNameForeground))
-			txt.TextStyle = fyne.TextStyle{Monospace: true}
-			return container.NewStack(bg, container.NewPadded(txt))
+			return newTextRow(t)
 		},
 		t.updateRow,
 	)
-	t.box = &widthWatcher{content: t.list, onWidth: t.relayout}
+	t.list.HideSeparators = true
+	t.box = &widthWatcher{content: container.NewThemeOverride(t.list, &packedTheme{}), onWidth: t.relayout}
 	t.box.(*widthWatcher).ExtendBaseWidget(t.box.(*widthWatcher))
 	return t
 }
 
 func (t *textView) updateRow(i widget.ListItemID, o fyne.CanvasObject) {
-	st := o.(*fyne.Container)
-	bg := st.Objects[0].(*canvas.Rectangle)
-	txt := st.Objects[1].(*fyne.Container).Objects[0].(*canvas.Text)
-	txt.TextSize = monoSize()
-	txt.Color = theme.Color(theme.ColorNameForeground)
-	txt.Text = ""
+	r := o.(*textRow)
+	line := ""
 	if t.src != nil && i < t.src.Len() {
-		txt.Text = strings.ReplaceAll(t.src.Line(i), "\t", "    ")
+		line = strings.ReplaceAll(t.src.Line(i), "\t", "    ")
+	}
+	var spans []render.Span
+	if t.lang != "" {
+		if sp, ok := t.spans[i]; ok && sp.line == line {
+			spans = sp.spans
+		} else {
+			spans = render.Tokens(t.lang, line)
+			if len(t.spans) > 2000 {
+				clear(t.spans)
+			}
+			t.spans[i] = cachedSpans{line, spans}
+		}
+	} else {
+		spans = []render.Span{{Text: line}}
 	}
 	switch k := sort.SearchInts(t.hits, i); {
 	case k < len(t.hits) && t.hits[k] == i && t.cur >= 0 && t.hits[t.cur] == i:
-		bg.FillColor = theme.Color(theme.ColorNamePrimary)
+		r.bg.FillColor = theme.Color(theme.ColorNamePrimary)
 	case k < len(t.hits) && t.hits[k] == i:
-		bg.FillColor = theme.Color(theme.ColorNameSelection)
+		r.bg.FillColor = theme.Color(theme.ColorNameSelection)
 	default:
-		bg.FillColor = color.Transparent
+		r.bg.FillColor = color.Transparent
 	}
-	bg.Refresh()
-	txt.Refresh()
+	r.set(spans)
+}
+
+// cachedSpans are the highlighted spans of a row as last drawn.
+type cachedSpans struct {
+	line  string
+	spans []render.Span
+}
+
+// tokenColor is the colour of a highlighted span.
+func tokenColor(c render.TokenClass) color.Color {
+	switch c {
+	case render.TokTag:
+		return theme.Color(theme.ColorNamePrimary)
+	case render.TokAttr:
+		return theme.Color(theme.ColorNameHyperlink)
+	case render.TokString:
+		return theme.Color(theme.ColorNameSuccess)
+	case render.TokNumber:
+		return theme.Color(theme.ColorNameWarning)
+	case render.TokKeyword:
+		return theme.Color(theme.ColorNameError)
+	case render.TokComment, render.TokPunct:
+		return theme.Color(theme.ColorNamePlaceHolder)
+	}
+	return theme.Color(theme.ColorNameForeground)
+}
+
+// textRow is one visual row: a background (find marks) and the row's spans, placed by
+// the monospace character width.
+type textRow struct {
+	widget.BaseWidget
+	t    *textView
+	bg   *canvas.Rectangle
+	segs []*canvas.Text
+	n    int // segments in use
+}
+
+func newTextRow(t *textView) *textRow {
+	r := &textRow{t: t, bg: canvas.NewRectangle(color.Transparent)}
+	r.ExtendBaseWidget(r)
+	return r
+}
+
+func (r *textRow) set(spans []render.Span) {
+	for len(r.segs) < len(spans) {
+		tx := canvas.NewText("", theme.Color(theme.ColorNameForeground))
+		tx.TextStyle = fyne.TextStyle{Monospace: true}
+		r.segs = append(r.segs, tx)
+	}
+	r.n = len(spans)
+	for k, sp := range spans {
+		r.segs[k].Text = sp.Text
+		r.segs[k].Color = tokenColor(sp.Class)
+	}
+	for k := len(spans); k < len(r.segs); k++ {
+		r.segs[k].Text = ""
+	}
+	r.Refresh()
+}
+
+func (r *textRow) MinSize() fyne.Size {
+	return fyne.NewSize(10, fyne.MeasureText("Mg", monoSize(), fyne.TextStyle{Monospace: true}).Height)
+}
+
+func (r *textRow) CreateRenderer() fyne.WidgetRenderer { return &textRowRenderer{r: r} }
+
+type textRowRenderer struct{ r *textRow }
+
+func (rr *textRowRenderer) Destroy()           {}
+func (rr *textRowRenderer) MinSize() fyne.Size { return rr.r.MinSize() }
+
+func (rr *textRowRenderer) Objects() []fyne.CanvasObject {
+	objs := []fyne.CanvasObject{rr.r.bg}
+	for _, s := range rr.r.segs {
+		objs = append(objs, s)
+	}
+	return objs
+}
+
+func (rr *textRowRenderer) Layout(size fyne.Size) {
+	r := rr.r
+	r.bg.Resize(size)
+	ts := monoSize()
+	cw := r.t.charWidth()
+	h := fyne.MeasureText("Mg", ts, fyne.TextStyle{Monospace: true}).Height
+	x := 2 * theme.Padding()
+	for k, s := range r.segs {
+		s.TextSize = ts
+		if k >= r.n {
+			s.Hide()
+			continue
+		}
+		s.Show()
+		w := float32(utf8.RuneCountInString(s.Text)) * cw
+		s.Move(fyne.NewPos(x, (size.Height-h)/2))
+		s.Resize(fyne.NewSize(w, h))
+		x += w
+	}
+}
+
+func (rr *textRowRenderer) Refresh() {
+	rr.Layout(rr.r.Size())
+	rr.r.bg.Refresh()
+	for _, s := range rr.r.segs[:rr.r.n] {
+		s.Refresh()
+	}
 }
 
 // set shows a text (wrapped at the view width).
 func (t *textView) set(s string) {
 	t.text = s
 	t.hits, t.cur = nil, -1
+	clear(t.spans)
 	t.rows = render.NewLines(s, t.colsFor(t.box.Size().Width), t.wrap)
 	t.src = t.rows
 	t.list.ScrollToTop()
@@ -109,11 +229,23 @@ func (t *textView) setWrap(on bool) {
 	t.relayout(t.box.Size().Width)
 }
 
-func (t *textView) colsFor(w float32) int {
-	if t.charW == 0 {
-		t.charW = fyne.MeasureText("0123456789", monoSize(), fyne.TextStyle{Monospace: true}).Width / 10
+// charWidth is the width of one monospace character at the current size.
+func (t *textView) charWidth() float32 {
+	if sz := monoSize(); t.charW == 0 || t.charSize != sz {
+		t.charW = fyne.MeasureText("0123456789", sz, fyne.TextStyle{Monospace: true}).Width / 10
+		t.charSize = sz
 	}
-	c := int((w - 4*theme.Padding() - theme.ScrollBarSize()) / max(t.charW, 1))
+	return t.charW
+}
+
+// setLang sets the language the rows are highlighted in ("" plain).
+func (t *textView) setLang(lang string) {
+	t.lang = lang
+	clear(t.spans)
+}
+
+func (t *textView) colsFor(w float32) int {
+	c := int((w - 4*theme.Padding() - theme.ScrollBarSize()) / max(t.charWidth(), 1))
 	return max(c, 20)
 }
 

@@ -16,6 +16,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"sync"
 	"time"
 
 	"fyne.io/fyne/v2"
@@ -24,6 +25,7 @@ import (
 	"inspector/engine"
 	"inspector/engine/session"
 	"inspector/store"
+	"inspector/ui/render"
 	"inspector/ui/viewmodel"
 )
 
@@ -113,6 +115,9 @@ type Deps struct {
 	Viewer func(title string, d Deps)
 }
 
+// warmOnce compiles the syntax lexers once per process, in the background.
+var warmOnce sync.Once
+
 // recentCap is how many completed sessions are kept in memory for the detail pane while
 // the store's writer may not have committed them yet.
 const recentCap = 512
@@ -182,6 +187,7 @@ func New(a fyne.App, w fyne.Window, d Deps) *UI {
 	if u.prefs == nil {
 		u.prefs = a.Preferences()
 	}
+	warmOnce.Do(func() { go render.WarmTokens() })
 	u.loadTheme()
 	u.list = newSessionList(u)
 	u.filter = newFilterBar(u)

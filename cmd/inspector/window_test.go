@@ -54,8 +54,19 @@ func TestWindowDepsWireTheInstance(t *testing.T) {
 	defer sub.Close()
 
 	d := windowDeps(inst, sub.C)
-	if d.Store == nil || d.Engine == nil || d.Events == nil || d.HAR == nil {
+	if d.Store == nil || d.Engine == nil || d.Events == nil || d.HAR == nil || d.CA == nil || d.OpenStore == nil {
 		t.Fatalf("deps not wired: %+v", d)
+	}
+	// Preferences live in the data directory, not in the app's shared file.
+	if _, ok := d.Prefs.(*ui.FilePrefs); !ok || d.PrefsErr != nil {
+		t.Fatalf("prefs = %T, %v", d.Prefs, d.PrefsErr)
+	}
+	d.Prefs.SetString("probe", "x")
+	if _, err := os.Stat(filepath.Join(dir, "window.json")); err != nil {
+		t.Fatalf("no window.json in the data directory: %v", err)
+	}
+	if !bytes.Equal(d.CA(), ca.PEM()) {
+		t.Fatal("the CA PEM is not the instance's")
 	}
 	a := test.NewTempApp(t)
 	w := test.NewTempWindow(t, nil)
@@ -66,6 +77,40 @@ func TestWindowDepsWireTheInstance(t *testing.T) {
 	var buf bytes.Buffer
 	if n, err := u.ExportHAR(&buf, ui.ScopeAll); err != nil || n != 1 || !strings.Contains(buf.String(), "example.test/x") {
 		t.Fatalf("export: n=%d err=%v", n, err)
+	}
+}
+
+// TestOpenStoreReadOnlyViewer opens another data directory's store read-only (File ▸
+// Open store…); one a running instance holds, or none, gives a clear error.
+func TestOpenStoreReadOnlyViewer(t *testing.T) {
+	dir := t.TempDir()
+	w, err := store.Open(filepath.Join(dir, "sessions.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Put(&session.Session{ID: w.NextID(), Request: session.Request{Method: "GET", URL: "http://example.test/v"}})
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := openStoreReadOnly(dir); err == nil || !strings.Contains(err.Error(), "already running") {
+		t.Fatalf("a store held by a running instance: %v", err)
+	}
+	w.Close()
+	st, closeFn, err := openStoreReadOnly(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeFn()
+	a := test.NewTempApp(t)
+	v := ui.New(a, test.NewTempWindow(t, nil), ui.Deps{Store: st, ReadOnly: true})
+	if v.Model().Len() != 1 {
+		t.Fatalf("viewer lists %d sessions", v.Model().Len())
+	}
+	if err := st.Delete(1); err == nil {
+		t.Fatal("the viewer's store accepted a delete")
+	}
+	if _, _, err := openStoreReadOnly(filepath.Join(dir, "nope")); err == nil {
+		t.Fatal("a missing store opened")
 	}
 }
 
