@@ -239,7 +239,16 @@ func (s *statusBar) proxyDialog() {
 	dialog.ShowCustom("System proxy", "Close", container.NewVBox(widget.NewLabel(msg), container.NewHBox(enable, disable)), s.u.win)
 }
 
-// osAction runs a possibly slow OS call off the UI goroutine and reports the outcome.
+// osDone says in words what each OS action did.
+var osDone = map[string]string{
+	"Install CA":           "The Inspector root CA was added to this system's trust store: HTTPS traffic through Inspector is decrypted without certificate warnings in clients that use it.",
+	"Remove CA":            "The Inspector root CA was removed from this system's trust store: clients no longer trust Inspector's certificates.",
+	"Enable system proxy":  "The system proxy now points at Inspector; the previous setting is restored when you turn it off or Inspector exits.",
+	"Disable system proxy": "The system proxy was restored to what it was before Inspector changed it.",
+}
+
+// osAction runs a possibly slow OS call off the UI goroutine and reports the outcome in
+// words.
 func (s *statusBar) osAction(title string, f func() error) {
 	go func() {
 		err := f()
@@ -247,9 +256,14 @@ func (s *statusBar) osAction(title string, f func() error) {
 			if err != nil {
 				dialog.ShowError(fmt.Errorf("%s failed: %w", title, err), s.u.win)
 			} else {
-				dialog.ShowInformation(title, title+": done.", s.u.win)
+				msg, ok := osDone[title]
+				if !ok {
+					msg = title + ": done."
+				}
+				dialog.ShowInformation(title, msg, s.u.win)
 			}
 			s.refreshOS()
+			s.u.start.refresh()
 		})
 	}()
 }

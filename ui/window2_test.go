@@ -21,6 +21,7 @@ import (
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/driver/desktop"
+	"fyne.io/fyne/v2/storage"
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
@@ -663,5 +664,95 @@ func TestLargeBodiesOpenOffTheUIGoroutine(t *testing.T) {
 		if len(b.text.rows.Line(i)) > 400 {
 			t.Fatalf("row %d is %d bytes", i, len(b.text.rows.Line(i)))
 		}
+	}
+}
+
+func TestMainMenuToolbarTooltipsAndView(t *testing.T) {
+	st := openStore(t, sampleSessions()...)
+	u, w := newTestUI(t, Deps{Store: st})
+	var tops []string
+	for _, m := range u.menus.main.Items {
+		tops = append(tops, m.Label)
+	}
+	if strings.Join(tops, " ") != "File Edit View Capture Tools Help" {
+		t.Fatalf("menus = %v", tops)
+	}
+	want := map[string][]string{
+		"File":    {"Open HAR…", "Open store…", "Import HAR into this capture…", "Export HAR…", "Quit"},
+		"Edit":    {"Copy URL", "Copy as curl", "Copy raw", "Select all sessions", "Delete", "Clear all…"},
+		"View":    {"Columns", "Density", "Theme", "Host tree", "Follow newest"},
+		"Capture": {"Capture", "Breakpoints…", "Rules…", "System proxy…", "Root CA…"},
+		"Tools":   {"Composer…", "Replay selected"},
+		"Help":    {"Keyboard shortcuts", "Set up a client…"},
+	}
+	for _, m := range u.menus.main.Items {
+		for _, l := range want[m.Label] {
+			menuItem(t, m, l)
+		}
+	}
+	// View ▸ Density and Theme switch the theme and persist.
+	if theme.TextSize() != 13 {
+		t.Fatalf("compact text size = %v", theme.TextSize())
+	}
+	u.SetDensity(Comfortable)
+	if theme.TextSize() != 14 || u.prefs.String(prefDensity) != "comfortable" || !u.menus.density[1].Checked {
+		t.Fatalf("comfortable: text %v", theme.TextSize())
+	}
+	u.SetDensity(Compact)
+	u.SetThemeMode(ThemeLight)
+	if fyne.CurrentApp().Settings().Theme().Color(theme.ColorNameBackground, theme.VariantDark) != theme.DefaultTheme().Color(theme.ColorNameBackground, theme.VariantLight) {
+		t.Fatal("the light theme does not force the light colours")
+	}
+	// View ▸ Host tree hides and shows it.
+	u.SetHostsShown(false)
+	if u.listSplit.Leading != u.listStack {
+		t.Fatal("host tree still shown")
+	}
+	u.SetHostsShown(true)
+	// View ▸ Columns toggles a column.
+	menuItem(t, menuItem(t, u.menus.main.Items[2], "Columns").ChildMenu, "Start").Action()
+	if u.list.shown(viewmodel.ColStarted) {
+		t.Fatal("Start column still shown")
+	}
+	// One toolbar, every action with a tooltip shown on hover.
+	var tips int
+	for _, it := range u.tools.bar.Items {
+		if a, ok := it.(*tipAction); ok {
+			if a.Tip() == "" {
+				t.Error("a toolbar action without a tooltip")
+			}
+			tips++
+		}
+	}
+	if tips < 10 {
+		t.Fatalf("%d toolbar actions", tips)
+	}
+	b := u.tools.capture.button
+	test.MoveMouse(w.Canvas(), fyne.NewPos(-1, -1))
+	b.MouseIn(&desktop.MouseEvent{})
+	if b.pop == nil || !b.pop.Visible() {
+		t.Fatal("no tooltip on hover")
+	}
+	b.MouseOut()
+	if b.pop != nil {
+		t.Fatal("the tooltip stays after the mouse left")
+	}
+}
+
+func TestDroppedHAROpensAViewer(t *testing.T) {
+	st := openStore(t, sampleSessions()...)
+	u, _ := newTestUI(t, Deps{Store: st, HAR: StoreHAR("test")})
+	path := filepath.Join(t.TempDir(), "drop.har")
+	f, _ := os.Create(path)
+	if _, err := u.ExportHAR(f, ScopeAll); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	u.dropped(fyne.NewPos(10, 10), []fyne.URI{storage.NewFileURI(path)})
+	if len(u.viewers) != 1 || u.viewers[0].model.Len() != 4 {
+		t.Fatalf("dropping a HAR opened %d viewers", len(u.viewers))
+	}
+	if !strings.HasPrefix(u.viewers[0].status.Text(), "Read-only viewer") {
+		t.Fatalf("viewer status = %q", u.viewers[0].status.Text())
 	}
 }
