@@ -19,7 +19,28 @@ type BodyView struct {
 	Partial bool   // the view covers only part of the body (say so; offer the full body)
 	Note    string // why it is partial, or how it was made ("decoded from gzip")
 	Data    []byte // Hex and Image: the bytes
+	// Tree is the collapsible tree of a JSON body ("Tree" view).
+	Tree *render.JSONTree
+	// lines is Text's row index, made off the UI goroutine for the pane's width when the
+	// views were made (the pane redoes it when the width changed meanwhile).
+	lines *render.Lines
 }
+
+// indexViews makes the row index of every text view for cols columns (off the UI
+// goroutine, after bodyViews).
+func indexViews(ctx context.Context, views []BodyView, cols int, wrap bool) {
+	for i := range views {
+		if ctx.Err() != nil {
+			return
+		}
+		if views[i].Text != "" {
+			views[i].lines = render.NewLines(views[i].Text, cols, wrap)
+		}
+	}
+}
+
+// maxTreeBytes bounds the JSON bodies offered as a tree.
+const maxTreeBytes = 4 << 20
 
 // bodyViewOptions tune bodyViews.
 type bodyViewOptions struct {
@@ -81,6 +102,11 @@ func bodyViews(ctx context.Context, h http.Header, b session.Body, opt bodyViewO
 		pretty, ok := render.Pretty(kind, ct, data)
 		if ok {
 			views = append(views, BodyView{Name: "Pretty", Text: pretty, Lang: lang, Partial: partial, Note: note})
+			if kind == render.KindJSON && len(data) <= maxTreeBytes && ctx.Err() == nil {
+				if tr, err := render.ParseJSONTree(data); err == nil {
+					views = append(views, BodyView{Name: "Tree", Tree: tr, Lang: lang, Partial: partial, Note: note})
+				}
+			}
 		} else {
 			views = append(views, BodyView{Name: "Pretty", Text: text, Lang: lang, Partial: partial,
 				Note: joinNotes(append(notes, "not well-formed "+kind.String()+": shown as text"))})

@@ -37,6 +37,7 @@ type bodyView struct {
 	save   *widget.Button
 	text   *textView
 	image  *canvas.Image
+	tree   *jsonTreeView
 	stack  *fyne.Container
 	box    fyne.CanvasObject
 	name   string // file name offered by Save
@@ -80,7 +81,9 @@ func newBodyView(u *UI, name string) *bodyView {
 	b.image.FillMode = canvas.ImageFillContain
 	b.image.SetMinSize(fyne.NewSize(64, 64))
 	b.image.Hide()
-	b.stack = container.NewStack(b.text.box, b.image)
+	b.tree = newJSONTreeView()
+	b.tree.box.Hide()
+	b.stack = container.NewStack(b.text.box, b.image, b.tree.box)
 
 	b.findEntry = widget.NewEntry()
 	b.findEntry.SetPlaceHolder("find in body")
@@ -115,6 +118,7 @@ func (b *bodyView) compute() {
 	b.views = nil
 	if len(b.body.Data) == 0 {
 		b.image.Hide()
+		b.tree.box.Hide()
 		b.text.box.Show()
 		b.save.Disable()
 		b.mode.Disable()
@@ -138,8 +142,10 @@ func (b *bodyView) compute() {
 	b.info.SetText(fmt.Sprintf("formatting %s…", viewmodel.FormatBytes(int64(len(body.Data)))))
 	ctx, cancel := context.WithCancel(context.Background())
 	b.cancel = cancel
+	cols, wrap := b.text.colsFor(b.text.box.Size().Width), b.text.wrap
 	go func() {
 		views, sum := bodyViews(ctx, h, body, opt)
+		indexViews(ctx, views, cols, wrap)
 		if ctx.Err() != nil {
 			return
 		}
@@ -187,6 +193,7 @@ func (b *bodyView) showView() {
 	if !ok {
 		return
 	}
+	b.tree.box.Hide()
 	if v.Name == "Image" {
 		b.image.Resource = fyne.NewStaticResource(b.name, v.Data)
 		b.image.Refresh()
@@ -195,13 +202,19 @@ func (b *bodyView) showView() {
 		return
 	}
 	b.image.Hide()
+	if v.Name == "Tree" {
+		b.text.box.Hide()
+		b.tree.set(v.Tree)
+		b.tree.box.Show()
+		return
+	}
 	b.text.box.Show()
 	if v.Name == "Hex" {
 		b.text.setLang("")
 		b.text.setSource(&render.HexLines{Data: v.Data})
 	} else {
 		b.text.setLang(v.Lang)
-		b.text.set(v.Text)
+		b.text.setIndexed(v.Text, v.lines)
 	}
 	if b.findBar.Visible() && b.findEntry.Text != "" {
 		b.Find(b.findEntry.Text)

@@ -200,11 +200,20 @@ func (rr *textRowRenderer) Refresh() {
 }
 
 // set shows a text (wrapped at the view width).
-func (t *textView) set(s string) {
+func (t *textView) set(s string) { t.setIndexed(s, nil) }
+
+// setIndexed shows a text with its row index when one was made for this width and
+// wrapping (off the UI goroutine), else indexes it.
+func (t *textView) setIndexed(s string, rows *render.Lines) {
 	t.text = s
 	t.hits, t.cur = nil, -1
 	clear(t.spans)
-	t.rows = render.NewLines(s, t.colsFor(t.box.Size().Width), t.wrap)
+	cols := t.colsFor(t.box.Size().Width)
+	if rows == nil || rows.Cols() != cols || rows.Wrap() != t.wrap {
+		rows = render.NewLines(s, cols, t.wrap)
+	}
+	t.rows = rows
+	t.cols = cols
 	t.src = t.rows
 	t.list.ScrollToTop()
 	t.list.Refresh()

@@ -756,3 +756,44 @@ func TestDroppedHAROpensAViewer(t *testing.T) {
 		t.Fatalf("viewer status = %q", u.viewers[0].status.Text())
 	}
 }
+
+func TestJSONTreeViewOpensAndCollapses(t *testing.T) {
+	st := openStore(t, sampleSessions()...)
+	u, _ := newTestUI(t, Deps{Store: st})
+	u.SelectID(1)
+	b := u.detail.resp.body
+	if !slices.Contains(b.mode.Options, "Tree") {
+		t.Fatalf("views = %v", b.mode.Options)
+	}
+	b.mode.SetSelected("Tree")
+	tv := b.tree
+	if !tv.box.Visible() || b.text.box.Visible() {
+		t.Fatal("the tree is not shown")
+	}
+	if !tv.tree.IsBranchOpen("0") {
+		t.Fatal("the root is not open")
+	}
+	users := tv.children("0")[0]
+	if n := tv.node(users); n.Key != "users" || n.Value != "[1]" || !tv.isBranch(users) {
+		t.Fatalf("users node = %+v", n)
+	}
+	tv.tree.OpenAllBranches()
+	if !tv.tree.IsBranchOpen(users) {
+		t.Fatal("expand all left users closed")
+	}
+	b.mode.SetSelected("Text")
+	if tv.box.Visible() || !b.text.box.Visible() {
+		t.Fatal("leaving the tree did not show the text")
+	}
+	// A body over maxTreeBytes gets Pretty but no tree.
+	big := largeBodySession(99, "json", maxTreeBytes+1000)
+	views, _ := bodyViews(t.Context(), big.Response.Header, big.Response.Body, bodyViewOptions{})
+	for _, v := range views {
+		if v.Name == "Tree" {
+			t.Fatal("a tree for a body over the cap")
+		}
+	}
+	if len(views) == 0 || views[0].Name != "Pretty" {
+		t.Fatalf("views of a large JSON body: %d", len(views))
+	}
+}

@@ -27,6 +27,7 @@ const maxRowBytes = 4096
 // index holds one offset per row, so a 3 MB single-line text wrapped at 120 columns
 // costs 25,000 offsets and no copy of the text.
 type Lines struct {
+	cols  int
 	text  string
 	start []int32 // byte offset of each row
 	end   []int32 // end of each row (before the newline)
@@ -38,7 +39,7 @@ func NewLines(text string, cols int, wrap bool) *Lines {
 	if cols < 1 {
 		cols = 80
 	}
-	l := &Lines{text: text, wrap: wrap}
+	l := &Lines{text: text, wrap: wrap, cols: cols}
 	pos := 0
 	for {
 		nl := strings.IndexByte(text[pos:], '\n')
@@ -126,6 +127,9 @@ func (l *Lines) Line(i int) string {
 	}
 	return l.text[l.start[i]:l.end[i]]
 }
+
+// Cols is the row width the text was indexed for.
+func (l *Lines) Cols() int { return l.cols }
 
 // Wrap reports whether the rows are wrapped.
 func (l *Lines) Wrap() bool { return l.wrap }
