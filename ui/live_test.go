@@ -13,8 +13,6 @@ import (
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
-	"fyne.io/fyne/v2/test"
-	"fyne.io/fyne/v2/widget"
 
 	"inspector/engine"
 	"inspector/engine/session"
@@ -174,29 +172,13 @@ func TestRowUpdatedWhileTheNextBegins(t *testing.T) {
 	done := begin
 	done.InFlight, done.Status = false, 502
 	u.ApplyBatch(viewmodel.Batch{Rows: []session.Summary{done, {ID: 2, Method: "GET", Host: "a.example", Path: "/y", InFlight: true}}})
-	// The texts of the cells the table has drawn, found through the widget renderers.
+	// The texts of the cells the list has drawn, found through the widget renderers.
 	shown := map[string]bool{}
-	var walk func(o fyne.CanvasObject)
-	walk = func(o fyne.CanvasObject) {
-		if !o.Visible() {
-			return
+	walkDrawn(u.list.list, func(o fyne.CanvasObject) {
+		if tx, ok := o.(*canvas.Text); ok {
+			shown[tx.Text] = true
 		}
-		switch o := o.(type) {
-		case *widget.Label:
-			shown[o.Text] = true
-		case *canvas.Text:
-			shown[o.Text] = true
-		case *fyne.Container:
-			for _, c := range o.Objects {
-				walk(c)
-			}
-		case fyne.Widget:
-			for _, c := range test.WidgetRenderer(o).Objects() {
-				walk(c)
-			}
-		}
-	}
-	walk(u.list.list)
+	})
 	if !shown["502"] {
 		t.Fatalf("row 1's status is not shown after it completed; cells show %v", shown)
 	}

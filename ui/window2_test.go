@@ -33,31 +33,49 @@ import (
 	"inspector/ui/viewmodel"
 )
 
+// walkDrawn calls f on every visible object under o, through widget renderers.
+func walkDrawn(o fyne.CanvasObject, f func(fyne.CanvasObject)) {
+	if o == nil || !o.Visible() {
+		return
+	}
+	f(o)
+	switch o := o.(type) {
+	case *fyne.Container:
+		for _, c := range o.Objects {
+			walkDrawn(c, f)
+		}
+	case fyne.Widget:
+		for _, c := range test.WidgetRenderer(o).Objects() {
+			walkDrawn(c, f)
+		}
+	}
+}
+
 // rowsOnScreen returns the list's row widgets that are drawn, by display index.
 func rowsOnScreen(u *UI) map[int]*listRow {
 	out := map[int]*listRow{}
-	var walk func(o fyne.CanvasObject)
-	walk = func(o fyne.CanvasObject) {
-		if o == nil || !o.Visible() {
-			return
+	walkDrawn(u.list.list, func(o fyne.CanvasObject) {
+		if r, ok := o.(*listRow); ok && r.row >= 0 {
+			out[r.row] = r
 		}
-		switch o := o.(type) {
-		case *listRow:
-			if o.row >= 0 {
-				out[o.row] = o
-			}
-		case *fyne.Container:
-			for _, c := range o.Objects {
-				walk(c)
-			}
-		case fyne.Widget:
-			for _, c := range test.WidgetRenderer(o).Objects() {
-				walk(c)
-			}
-		}
-	}
-	walk(u.list.list)
+	})
 	return out
+}
+
+// storedHAR writes the sample store's sessions to a HAR file and returns the UI and path.
+func storedHAR(t *testing.T, name string) (*UI, *store.Store, string) {
+	st := openStore(t, sampleSessions()...)
+	u, _ := newTestUI(t, Deps{Store: st, HAR: StoreHAR("test")})
+	path := filepath.Join(t.TempDir(), name)
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := u.ExportHAR(f, ScopeAll); err != nil {
+		t.Fatal(err)
+	}
+	return u, st, path
 }
 
 // clickRow taps a drawn row with modifiers held, as the desktop driver delivers it
@@ -562,14 +580,7 @@ func TestFindInBody(t *testing.T) {
 }
 
 func TestOpenHARInAViewerWindow(t *testing.T) {
-	st := openStore(t, sampleSessions()...)
-	u, _ := newTestUI(t, Deps{Store: st, HAR: StoreHAR("test")})
-	path := filepath.Join(t.TempDir(), "x.har")
-	f, _ := os.Create(path)
-	if _, err := u.ExportHAR(f, ScopeAll); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	u, st, path := storedHAR(t, "x.har")
 	if err := u.OpenHARViewer(path); err != nil {
 		t.Fatal(err)
 	}
@@ -740,14 +751,7 @@ func TestMainMenuToolbarTooltipsAndView(t *testing.T) {
 }
 
 func TestDroppedHAROpensAViewer(t *testing.T) {
-	st := openStore(t, sampleSessions()...)
-	u, _ := newTestUI(t, Deps{Store: st, HAR: StoreHAR("test")})
-	path := filepath.Join(t.TempDir(), "drop.har")
-	f, _ := os.Create(path)
-	if _, err := u.ExportHAR(f, ScopeAll); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	u, _, path := storedHAR(t, "drop.har")
 	u.dropped(fyne.NewPos(10, 10), []fyne.URI{storage.NewFileURI(path)})
 	if len(u.viewers) != 1 || u.viewers[0].model.Len() != 4 {
 		t.Fatalf("dropping a HAR opened %d viewers", len(u.viewers))
