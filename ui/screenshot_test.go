@@ -100,6 +100,14 @@ func TestRenderScreenshots(t *testing.T) {
 	exchange(0, 1)
 	shot("image.png")
 
+	// The collapsible JSON tree.
+	u.SelectID(find("/api/orders"))
+	exchange(0, 1)
+	u.detail.resp.body.mode.SetSelected("Tree")
+	u.detail.resp.body.tree.tree.OpenAllBranches()
+	shot("tree.png")
+	u.detail.resp.body.mode.SetSelected("Pretty")
+
 	// Find in a body.
 	u.SelectID(find("/api/users?"))
 	exchange(0, 1)

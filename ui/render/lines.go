@@ -79,29 +79,13 @@ func NewLines(text string, cols int, wrap bool) *Lines {
 
 // advanceRunes returns the offset cols runes after p, at most end.
 func advanceRunes(s string, p, end, cols int) int {
-	// Fast path: ASCII.
-	if e := p + cols; e <= end {
-		ascii := true
-		for i := p; i < e; i++ {
-			if s[i] >= utf8.RuneSelf {
-				ascii = false
-				break
-			}
-		}
-		if ascii {
-			return e
-		}
-	} else {
-		ascii := true
-		for i := p; i < end; i++ {
-			if s[i] >= utf8.RuneSelf {
-				ascii = false
-				break
-			}
-		}
-		if ascii {
-			return end
-		}
+	e := min(p+cols, end)
+	ascii := true // the fast path: cols bytes are cols runes
+	for i := p; i < e && ascii; i++ {
+		ascii = s[i] < utf8.RuneSelf
+	}
+	if ascii {
+		return e
 	}
 	n := 0
 	for p < end && n < cols {
