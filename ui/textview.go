@@ -84,14 +84,21 @@ func (t *textView) updateRow(i widget.ListItemID, o fyne.CanvasObject) {
 	}
 	switch k := sort.SearchInts(t.hits, i); {
 	case k < len(t.hits) && t.hits[k] == i && t.cur >= 0 && t.hits[t.cur] == i:
-		r.bg.FillColor = theme.Color(theme.ColorNamePrimary)
+		r.bg.FillColor = currentMatch
 	case k < len(t.hits) && t.hits[k] == i:
-		r.bg.FillColor = theme.Color(theme.ColorNameSelection)
+		r.bg.FillColor = otherMatch
 	default:
 		r.bg.FillColor = color.Transparent
 	}
 	r.set(spans)
 }
+
+// Find marks: a marker-pen yellow for the matching rows, orange for the current one; the
+// syntax colours stay readable over both, in the light and the dark theme.
+var (
+	otherMatch   = color.NRGBA{0xf0, 0xc8, 0x20, 0x48}
+	currentMatch = color.NRGBA{0xf0, 0x90, 0x20, 0x90}
+)
 
 // cachedSpans are the highlighted spans of a row as last drawn.
 type cachedSpans struct {
