@@ -42,3 +42,17 @@ func TestLinesWrapAndFind(t *testing.T) {
 		t.Fatalf("text find in hex = %v", rows)
 	}
 }
+
+func TestPrettyHTML(t *testing.T) {
+	in := `<!doctype html><html><head><title>T</title><script>if (a<b) {x()}</script></head><body><p>Hello <b>you</b></p><br><img src="x.png"/><pre>  keep
+  this</pre></body></html>`
+	got, ok := Pretty(KindHTML, "text/html", []byte(in))
+	if !ok {
+		t.Fatal("not pretty")
+	}
+	for _, want := range []string{"<!doctype html>\n<html>\n  <head>\n    <title>\n      T\n    </title>", "if (a<b) {x()}", "    <p>\n      Hello\n      <b>", "    <br>\n    <img src=\"x.png\"/>\n", "  keep\n  this"} {
+		if !strings.Contains(got, want) {
+			t.Fatalf("pretty HTML lacks %q:\n%s", want, got)
+		}
+	}
+}

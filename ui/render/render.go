@@ -142,6 +142,12 @@ func Pretty(kind Kind, contentType string, data []byte) (string, bool) {
 			return Text(contentType, data), false
 		}
 		return s, true
+	case KindHTML:
+		s, err := indentHTML(data)
+		if err != nil {
+			return Text(contentType, data), false
+		}
+		return s, true
 	}
 	return Text(contentType, data), true
 }
