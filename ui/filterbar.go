@@ -30,7 +30,7 @@ var presets = []struct{ Name, Expr string }{
 // field, the presets and the inline error.
 type filterBar struct {
 	u       *UI
-	entry   *widget.Entry
+	entry   *escEntry
 	quick   *widget.Entry
 	presets *widget.Select
 	errText *widget.Label // the message, "" when the expression is valid
@@ -48,7 +48,7 @@ type filterBar struct {
 
 func newFilterBar(u *UI) *filterBar {
 	f := &filterBar{u: u}
-	f.entry = widget.NewEntry()
+	f.entry = newEscEntry(f.clear)
 	f.entry.TextStyle = fyne.TextStyle{Monospace: true}
 	f.entry.SetPlaceHolder(`filter: host:*.example.com status:4xx -method:OPTIONS   (Ctrl+F)`)
 	f.entry.OnChanged = func(string) {
@@ -91,6 +91,26 @@ func newFilterBar(u *UI) *filterBar {
 }
 
 func (f *filterBar) object() fyne.CanvasObject { return f.box }
+
+// escEntry is an entry that runs onEsc when Esc is typed in it (the filter: clear it).
+type escEntry struct {
+	widget.Entry
+	onEsc func()
+}
+
+func newEscEntry(onEsc func()) *escEntry {
+	e := &escEntry{onEsc: onEsc}
+	e.ExtendBaseWidget(e)
+	return e
+}
+
+func (e *escEntry) TypedKey(k *fyne.KeyEvent) {
+	if k.Name == fyne.KeyEscape && e.onEsc != nil {
+		e.onEsc()
+		return
+	}
+	e.Entry.TypedKey(k)
+}
 
 // syncPreset makes the Presets label follow the expression: the preset whose expression
 // it is, or the placeholder after a hand edit.

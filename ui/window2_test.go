@@ -285,6 +285,12 @@ func TestKeyboardSelectsInTheList(t *testing.T) {
 	if u.filter.entry.Text != "" || u.model.Len() != 4 {
 		t.Fatalf("Esc left %q, %d rows", u.filter.entry.Text, u.model.Len())
 	}
+	// Esc in the filter entry clears it too.
+	test.Type(u.filter.entry, "status:500")
+	u.filter.entry.TypedKey(&fyne.KeyEvent{Name: fyne.KeyEscape})
+	if u.filter.entry.Text != "" || u.model.Len() != 4 {
+		t.Fatalf("Esc in the entry left %q, %d rows", u.filter.entry.Text, u.model.Len())
+	}
 	// Enter moves the focus to the response body.
 	c.Focus(u.list.box)
 	key(fyne.KeyReturn)
