@@ -5,11 +5,13 @@ import (
 	"crypto/x509"
 	"encoding/pem"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/theme"
@@ -28,13 +30,21 @@ type startPage struct {
 	proxy    *widget.Check
 	proxyMsg *widget.Label
 	steps    *widget.Label
+	phones   *widget.Label
+	qr       *canvas.Image
 	box      *fyne.Container
 	syncing  bool
 }
 
 func newStartPage(u *UI) *startPage {
 	p := &startPage{u: u, addr: widget.NewLabel(""), caState: widget.NewLabel(""), fp: widget.NewLabel(""),
-		proxyMsg: widget.NewLabel(""), steps: widget.NewLabel("")}
+		proxyMsg: widget.NewLabel(""), steps: widget.NewLabel(""), phones: widget.NewLabel("")}
+	p.phones.Wrapping = fyne.TextWrapWord
+	p.qr = canvas.NewImageFromImage(nil)
+	p.qr.FillMode = canvas.ImageFillContain
+	p.qr.ScaleMode = canvas.ImageScalePixels
+	p.qr.SetMinSize(fyne.NewSize(132, 132))
+	p.qr.Hide()
 	p.addr.TextStyle = fyne.TextStyle{Monospace: true, Bold: true}
 	p.fp.TextStyle = fyne.TextStyle{Monospace: true}
 	p.fp.Wrapping = fyne.TextWrapBreak
@@ -61,6 +71,7 @@ func newStartPage(u *UI) *startPage {
 		widget.NewSeparator(),
 		widget.NewLabelWithStyle("Per client", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
 		container.NewThemeOverride(p.steps, &monoTheme{}),
+		container.NewBorder(nil, nil, p.qr, nil, p.phones),
 	)
 	p.refresh()
 	return p
@@ -82,7 +93,24 @@ func (p *startPage) hide() { p.box.Hide() }
 // Visible reports whether the start page is shown (for tests).
 func (p *startPage) Visible() bool { return p.box.Visible() }
 
+// proxyAddr is the address local clients use: the listener's, with an unspecified host
+// ("[::]", "0.0.0.0") replaced by 127.0.0.1.
 func (p *startPage) proxyAddr() string {
+	e := p.u.deps.Engine
+	if e == nil {
+		return ""
+	}
+	addr := e.Addr()
+	if host, port, err := net.SplitHostPort(addr); err == nil {
+		if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+			return net.JoinHostPort("127.0.0.1", port)
+		}
+	}
+	return addr
+}
+
+// listenAddr is the listener's own address ("" without a proxy).
+func (p *startPage) listenAddr() string {
 	if e := p.u.deps.Engine; e != nil {
 		return e.Addr()
 	}
@@ -164,6 +192,16 @@ func (p *startPage) refresh() {
 		}
 	}
 	p.steps.SetText(Steps(addr, p.caFile()))
+	lan := lanProxyAddrs(p.listenAddr())
+	p.phones.SetText(phoneSteps(lan))
+	p.qr.Hide()
+	if len(lan) > 0 {
+		if img, err := qrImage(certPageURL, 132); err == nil {
+			p.qr.Image = img
+			p.qr.Refresh()
+			p.qr.Show()
+		}
+	}
 	o := p.u.deps.OS
 	if o == nil {
 		p.caState.SetText("Trusting the CA from here is not available in this build: save the CA file and install it by hand.")

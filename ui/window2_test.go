@@ -811,3 +811,31 @@ func TestJSONTreeViewOpensAndCollapses(t *testing.T) {
 		t.Fatalf("views of a large JSON body: %d", len(views))
 	}
 }
+
+func TestPhonesGetAQRCodeOnlyWhenReachable(t *testing.T) {
+	if got := lanProxyAddrs("127.0.0.1:8080"); got != nil {
+		t.Fatalf("loopback listener: %v", got)
+	}
+	if got := lanProxyAddrs("192.168.1.20:8080"); !slices.Equal(got, []string{"192.168.1.20:8080"}) {
+		t.Fatalf("LAN listener: %v", got)
+	}
+	for _, a := range lanProxyAddrs("0.0.0.0:8080") {
+		if !strings.HasSuffix(a, ":8080") || strings.HasPrefix(a, "127.") {
+			t.Fatalf("unspecified listener gives %q", a)
+		}
+	}
+	img, err := qrImage(certPageURL, 132)
+	if err != nil || img.Bounds().Dx() != 132 {
+		t.Fatalf("qr: %v %v", img, err)
+	}
+	if s := phoneSteps(nil); !strings.Contains(s, "--allow-remote") {
+		t.Fatalf("steps without LAN: %q", s)
+	}
+	// The start page over a loopback engine shows no code.
+	o := et.StartOrigin(t, et.OriginH1Plain, nil)
+	p := et.StartProxy(t, nil, o)
+	u, _ := newTestUI(t, Deps{Engine: p.Engine})
+	if u.start.qr.Visible() || !strings.Contains(u.start.phones.Text, "--allow-remote") {
+		t.Fatalf("loopback start page: qr %v, %q", u.start.qr.Visible(), u.start.phones.Text)
+	}
+}
