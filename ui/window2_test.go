@@ -457,6 +457,16 @@ func TestSortIndicatorIsAnIcon(t *testing.T) {
 	if hr.icon.Resource != theme.MenuDropDownIcon() {
 		t.Fatal("descending sort does not show the down icon")
 	}
+	// A click on a header sorts by its column; a right-click offers the columns.
+	ws := u.list.widths(u.list.header.Size().Width)
+	test.TapAt(u.list.header, fyne.NewPos(ws[0]/2, 5))
+	if c, desc := u.model.Sort(); c != viewmodel.ColID || desc {
+		t.Fatalf("header click sorted by %v desc=%v", c, desc)
+	}
+	u.list.header.TappedSecondary(&fyne.PointEvent{AbsolutePosition: fyne.NewPos(300, 60)})
+	if w.Canvas().Overlays().Top() == nil {
+		t.Fatal("no columns popup on a header right-click")
+	}
 }
 
 func TestPreferencesPerDataDirectory(t *testing.T) {
