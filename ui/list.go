@@ -66,8 +66,9 @@ func (l *sessionList) object() fyne.CanvasObject { return l.box }
 func (l *sessionList) widths(w float32) []float32 {
 	pref := make([]float32, len(l.cols))
 	flex := make([]bool, len(l.cols))
+	scale := theme.TextSize() / compactSizes[theme.SizeNameText] // the widths are set for 13 px text
 	for i, c := range l.cols {
-		pref[i] = l.width(c)
+		pref[i] = l.width(c) * scale
 		flex[i] = viewmodel.Columns[c].Flex
 	}
 	return viewmodel.StretchWidths(pref, flex, w)
