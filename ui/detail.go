@@ -53,6 +53,10 @@ type bodyView struct {
 
 	gen    int
 	cancel context.CancelFunc
+	// working is set while a formatting job runs; queued is the one to run after it.
+	working bool
+	queued  func()
+	jobs    int // formatting jobs started (tests)
 }
 
 func newBodyView(u *UI, name string) *bodyView {
@@ -143,18 +147,34 @@ func (b *bodyView) compute() {
 	ctx, cancel := context.WithCancel(context.Background())
 	b.cancel = cancel
 	cols, wrap := b.text.colsFor(b.text.box.Size().Width), b.text.wrap
-	go func() {
-		views, sum := bodyViews(ctx, h, body, opt)
-		indexViews(ctx, views, cols, wrap)
-		if ctx.Err() != nil {
-			return
+	job := func() {
+		var views []BodyView
+		var sum string
+		if ctx.Err() == nil {
+			views, sum = bodyViews(ctx, h, body, opt)
+			indexViews(ctx, views, cols, wrap)
 		}
 		b.u.post(func() {
-			if gen == b.gen {
+			b.working = false
+			if gen == b.gen && ctx.Err() == nil {
 				b.install(views, sum)
 			}
+			if next := b.queued; next != nil {
+				b.queued, b.working = nil, true
+				b.jobs++
+				go next()
+			}
 		})
-	}()
+	}
+	// One formatting job at a time per pane, the newest waiting: clicking through many
+	// large bodies holds at most two of their formatted copies, never one per click.
+	if b.working {
+		b.queued = job
+		return
+	}
+	b.working = true
+	b.jobs++
+	go job()
 }
 
 // install shows freshly made views, keeping the user's choice of view when it exists.

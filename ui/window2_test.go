@@ -687,6 +687,33 @@ func TestLargeBodiesOpenOffTheUIGoroutine(t *testing.T) {
 	if b.text.rows.Len() < 100_000 || !strings.Contains(b.text.Text(), `"name": "item_1"`) {
 		t.Fatalf("pretty JSON: %d rows", b.text.rows.Len())
 	}
+	// Clicking through ten large bodies quickly formats at most the first, the one
+	// running when the others came, and the last: never one job per click.
+	var many []*session.Session
+	for i := 0; i < 10; i++ {
+		many = append(many, largeBodySession(session.ID(10+i), "json", 1_000_000))
+	}
+	u.ShowSessions(append([]*session.Session{big, bin}, many...)) // numbered 1…12
+	start := b.jobs
+	for i := range many {
+		u.SelectID(session.ID(3 + i))
+	}
+	for b.working {
+		(<-posts)()
+	}
+	if n := b.jobs - start; n > 2 {
+		t.Fatalf("%d formatting jobs for 10 quick selections", n)
+	}
+	if !strings.Contains(b.text.Text(), `"id": 0`) || u.detail.shown != 12 {
+		t.Fatalf("the last selection's body is not shown: shown %d, info %q, mode %q, text %.80q", u.detail.shown, b.info.Text, b.mode.Selected, b.text.Text())
+	}
+	u.SelectID(1)
+	for {
+		(<-posts)()
+		if v, ok := b.View(); ok && v.Name == "Pretty" && !b.working {
+			break
+		}
+	}
 	b.mode.SetSelected("Text") // the single 3 MB line, wrapped into bounded rows
 	if n := b.text.rows.Len(); n < 3_000_000/400 {
 		t.Fatalf("single line wrapped into %d rows", n)
