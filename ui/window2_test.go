@@ -876,3 +876,24 @@ func TestPhonesGetAQRCodeOnlyWhenReachable(t *testing.T) {
 		t.Fatalf("loopback start page: qr %v, %q", u.start.qr.Visible(), u.start.phones.Text)
 	}
 }
+
+func TestExportAndDeleteTheMultiSelection(t *testing.T) {
+	st := openStore(t, sampleSessions()...)
+	u, _ := newTestUI(t, Deps{Store: st, HAR: StoreHAR("test")})
+	u.model.SelectOnly(2)
+	u.model.Toggle(4)
+	var buf bytes.Buffer
+	if n, err := u.ExportHAR(&buf, ScopeSelected); err != nil || n != 2 {
+		t.Fatalf("export selected: %d, %v", n, err)
+	}
+	if s := buf.String(); !strings.Contains(s, "b.example/missing") || !strings.Contains(s, "c.example/boom") || strings.Contains(s, "a.example") {
+		t.Fatal("the export is not the two selected sessions")
+	}
+	u.DeleteSelected()
+	if n, _ := st.Count(nil); n != 2 || u.model.Len() != 2 {
+		t.Fatalf("after deleting the selection: %d stored, %d rows", n, u.model.Len())
+	}
+	if _, err := u.ExportHAR(&buf, ScopeSelected); err != nil {
+		t.Fatalf("selection after delete: %v", err) // the next row is selected
+	}
+}
