@@ -458,14 +458,24 @@ var Shortcuts = []struct{ Keys, Does string }{
 // main menu wherever the focus is).
 func (u *UI) addShortcuts() {
 	c := u.win.Canvas()
-	c.AddShortcut(&desktop.CustomShortcut{KeyName: fyne.KeyF, Modifier: fyne.KeyModifierShortcutDefault}, func(fyne.Shortcut) { c.Focus(u.filter.entry) })
+	c.AddShortcut(&desktop.CustomShortcut{KeyName: fyne.KeyF, Modifier: fyne.KeyModifierShortcutDefault}, func(fyne.Shortcut) { u.find() })
+}
+
+// find is Ctrl+F: find in the body when the user is in the detail pane (its body has
+// the focus, or the last click was in the detail with a Body tab open), else the filter.
+func (u *UI) find() {
+	if u.detail.hasFocus() || (u.inDetail && u.detail.bodyShown()) {
+		u.detail.openFind()
+		return
+	}
+	u.win.Canvas().Focus(u.filter.entry)
 }
 
 // shortcut runs a shortcut typed while the list has the focus (the list takes the
 // keyboard, so the canvas' own shortcuts are forwarded from it).
 func (u *UI) shortcut(s fyne.Shortcut) {
 	if cs, ok := s.(*desktop.CustomShortcut); ok && cs.KeyName == fyne.KeyF && cs.Modifier == fyne.KeyModifierShortcutDefault {
-		u.win.Canvas().Focus(u.filter.entry)
+		u.win.Canvas().Focus(u.filter.entry) // typed in the list: the filter
 	}
 }
 

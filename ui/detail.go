@@ -263,6 +263,8 @@ func (b *bodyView) Find(q string) int {
 		b.findCount.SetText("")
 	case n == 0:
 		b.findCount.SetText("no match")
+	case n == 1:
+		b.findCount.SetText("1 match")
 	case n >= render.MaxMatches:
 		b.findCount.SetText(fmt.Sprintf("%d+ matches", n))
 	default:
@@ -368,6 +370,7 @@ func newMessageView(u *UI, request bool) *messageView {
 		items = append(items, container.NewTabItem("Query/Form", m.query.box))
 	}
 	m.tabs = container.NewAppTabs(items...)
+	m.tabs.OnSelected = func(*container.TabItem) { u.inDetail = true }
 	m.box = m.tabs // the summary line above both sides names the exchange
 	return m
 }
@@ -459,11 +462,22 @@ func (d *detailPane) focus() {
 	d.u.win.Canvas().Focus(d.resp.body.text.list)
 }
 
-// openFind opens find in the body that has the focus (the response's otherwise).
+// bodyShown reports whether a Body tab is open on the Exchange tab.
+func (d *detailPane) bodyShown() bool {
+	return d.tabs.SelectedIndex() == 0 && (d.req.tabs.SelectedIndex() == 1 || d.resp.tabs.SelectedIndex() == 1)
+}
+
+// openFind opens find in the body that has the focus, else the open Body tab (the
+// response's when both are open).
 func (d *detailPane) openFind() {
 	d.tabs.SelectIndex(0)
 	b := d.resp.body
-	if f := d.u.win.Canvas().Focused(); f == d.req.body.text.list || f == d.req.body.findEntry {
+	f := d.u.win.Canvas().Focused()
+	switch {
+	case f == d.req.body.text.list || f == d.req.body.findEntry:
+		b = d.req.body
+	case f == d.resp.body.text.list || f == d.resp.body.findEntry:
+	case d.req.tabs.SelectedIndex() == 1 && d.resp.tabs.SelectedIndex() != 1:
 		b = d.req.body
 	}
 	if b == d.resp.body {

@@ -165,6 +165,7 @@ func (l *sessionList) click(i int, mods fyne.KeyModifier) {
 		return // its page is still loading
 	}
 	l.u.win.Canvas().Focus(l.box)
+	l.u.inDetail = false
 	if i != l.u.model.Len()-1 {
 		l.u.setFollow(false)
 	}

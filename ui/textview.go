@@ -158,6 +158,14 @@ func (r *textRow) set(spans []render.Span) {
 	r.Refresh()
 }
 
+// Tapped puts the keyboard in the text (Ctrl+F then finds in it).
+func (r *textRow) Tapped(*fyne.PointEvent) {
+	r.t.u.inDetail = true
+	if c := fyne.CurrentApp().Driver().CanvasForObject(r); c != nil {
+		c.Focus(r.t.list)
+	}
+}
+
 func (r *textRow) MinSize() fyne.Size {
 	return fyne.NewSize(10, fyne.MeasureText("Mg", monoSize(), fyne.TextStyle{Monospace: true}).Height)
 }

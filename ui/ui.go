@@ -154,6 +154,9 @@ type UI struct {
 	lastCopy string
 	// compare is the "Compare with…" hook (SetCompareHook); nil keeps the item disabled.
 	compare func(a, b *session.Session)
+	// inDetail is set by a click in the detail pane and cleared by one in the list: where
+	// Ctrl+F finds.
+	inDetail bool
 	// viewers are the read-only windows opened from this one.
 	viewers []*UI
 

@@ -897,3 +897,27 @@ func TestExportAndDeleteTheMultiSelection(t *testing.T) {
 		t.Fatalf("selection after delete: %v", err) // the next row is selected
 	}
 }
+
+func TestCtrlFFindsInTheBodyWhenInTheDetail(t *testing.T) {
+	st := openStore(t, sampleSessions()...)
+	u, w := newTestUI(t, Deps{Store: st})
+	c := w.Canvas()
+	ctrlF := func() {
+		c.(interface{ TypedShortcut(fyne.Shortcut) }).TypedShortcut(shortcut(fyne.KeyF, fyne.KeyModifierShortcutDefault))
+	}
+	clickRow(t, u, w, 0, 0)
+	ctrlF()
+	if c.Focused() != u.filter.entry {
+		t.Fatalf("Ctrl+F after a list click focused %T", c.Focused())
+	}
+	u.detail.resp.tabs.SelectIndex(1) // the user opens the response body
+	ctrlF()
+	b := u.detail.resp.body
+	if !b.findBar.Visible() || c.Focused() != b.findEntry {
+		t.Fatalf("Ctrl+F in the detail: find bar %v, focus %T", b.findBar.Visible(), c.Focused())
+	}
+	test.Type(b.findEntry, "sample")
+	if b.findCount.Text != "1 match" {
+		t.Fatalf("count = %q", b.findCount.Text)
+	}
+}
