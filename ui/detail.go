@@ -244,9 +244,8 @@ func (b *bodyView) showView() {
 // openFind shows the find bar and focuses it (Ctrl+F in the body).
 func (b *bodyView) openFind() {
 	b.findBar.Show()
-	if c := fyne.CurrentApp().Driver().CanvasForObject(b.findEntry); c != nil {
-		c.Focus(b.findEntry)
-	}
+	// The window's canvas: the driver knows no canvas for an entry never drawn before.
+	b.u.win.Canvas().Focus(b.findEntry)
 }
 
 func (b *bodyView) closeFind() {
