@@ -36,6 +36,7 @@ require (
 require (
 	github.com/alecthomas/chroma/v2 v2.27.0
 	github.com/bufbuild/protocompile v0.14.1
+	github.com/skip2/go-qrcode v0.0.0-20200617195104-da1b6568686e
 	github.com/vektah/gqlparser/v2 v2.5.64
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20261110000943-09e21b237f2c
 	google.golang.org/grpc v1.85.0

@@ -4,12 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"strings"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/driver/desktop"
-	"fyne.io/fyne/v2/storage"
 	"fyne.io/fyne/v2/widget"
 
 	"inspector/engine/session"
@@ -24,7 +26,7 @@ type Scope int
 const (
 	ScopeAll      Scope = iota // every stored session (or every held one without a store)
 	ScopeFiltered              // the sessions visible in the list
-	ScopeSelected              // the selected session
+	ScopeSelected              // the selected sessions
 )
 
 var scopeNames = []string{"All sessions", "Filtered (visible)", "Selected"}
@@ -36,11 +38,11 @@ var ErrNoHAR = errors.New("HAR support is not available in this build")
 func (u *UI) exportIDs(scope Scope) ([]session.ID, error) {
 	switch scope {
 	case ScopeSelected:
-		id, ok := u.model.Selected()
-		if !ok {
+		ids := u.model.SelectedIDs()
+		if len(ids) == 0 {
 			return nil, errors.New("no session selected")
 		}
-		return []session.ID{id}, nil
+		return ids, nil
 	case ScopeFiltered:
 		var ids []session.ID
 		if p := u.model.Stored(); p != nil && p.Len() > 0 && u.deps.Store != nil {
@@ -97,8 +99,12 @@ func (u *UI) ExportHAR(w io.Writer, scope Scope) (int, error) {
 }
 
 // ExportIDs writes the given sessions as HAR. progress (optional) is called after each
-// session from the calling goroutine. It reads only the Store and the immutable sessions
-// collected before it starts, so it is safe off the UI goroutine.
+// session from the calling goroutine. Sessions are read from the Store, whose bodies are
+// whole (the sessions the engine hands the window may carry only a capped preview of a
+// large body): the output is the CLI's `har export` for the same sessions, byte for byte.
+// Only sessions the store does not have yet (or every one without a store) come from the
+// window's cache. It reads only the Store and the immutable sessions collected before it
+// starts, so it is safe off the UI goroutine.
 func (u *UI) ExportIDs(w io.Writer, ids []session.ID, progress func(done, total int)) (int, error) {
 	if u.deps.HAR == nil || u.deps.HAR.NewWriter == nil {
 		return 0, ErrNoHAR
@@ -109,20 +115,23 @@ func (u *UI) ExportIDs(w io.Writer, ids []session.ID, progress func(done, total 
 			cached[id] = s
 		}
 	}
+	hasStore := u.deps.Store != nil
 	hw, err := u.deps.HAR.NewWriter(w)
 	if err != nil {
 		return 0, err
 	}
 	n := 0
 	for i, id := range ids {
-		s := cached[id]
-		if s == nil && u.deps.Store != nil {
+		var s *session.Session
+		if hasStore {
 			if s, err = u.deps.Store.Get(id); errors.Is(err, store.ErrNotFound) {
-				continue // deleted meanwhile
+				s = cached[id] // not committed yet, or deleted meanwhile
 			} else if err != nil {
 				hw.Close()
 				return n, fmt.Errorf("loading session %d: %w", id, err)
 			}
+		} else {
+			s = cached[id]
 		}
 		if s == nil {
 			continue
@@ -145,11 +154,14 @@ func (u *UI) exportDialog() {
 		return
 	}
 	scope := widget.NewRadioGroup(scopeNames, nil)
-	scope.SetSelected(scopeNames[ScopeFiltered])
-	dialog.ShowCustomConfirm("Export HAR", "Choose file…", "Cancel", scope, func(ok bool) {
-		if !ok {
-			return
-		}
+	scope.Required = true
+	if u.model.SelectionLen() > 1 {
+		scope.SetSelected(scopeNames[ScopeSelected])
+	} else {
+		scope.SetSelected(scopeNames[ScopeFiltered])
+	}
+	home, _ := os.UserHomeDir()
+	u.pathDialogWith("Export HAR", "Export", filepath.Join(home, "inspector.har"), true, scope, func(path string) {
 		sc := ScopeAll
 		for i, n := range scopeNames {
 			if n == scope.Selected {
@@ -161,24 +173,17 @@ func (u *UI) exportDialog() {
 			dialog.ShowError(err, u.win)
 			return
 		}
-		save := dialog.NewFileSave(func(wc fyne.URIWriteCloser, err error) {
-			if err != nil {
-				dialog.ShowError(err, u.win)
-				return
-			}
-			if wc == nil {
-				return
-			}
-			u.runExport(wc, ids)
-		}, u.win)
-		save.SetFileName("inspector.har")
-		save.SetFilter(storage.NewExtensionFileFilter([]string{".har"}))
-		save.Show()
-	}, u.win)
+		f, err := os.Create(path)
+		if err != nil {
+			dialog.ShowError(fmt.Errorf("cannot write the HAR file: %w", err), u.win)
+			return
+		}
+		u.runExport(f, ids, path)
+	})
 }
 
 // runExport writes in the background with a progress dialog.
-func (u *UI) runExport(wc io.WriteCloser, ids []session.ID) {
+func (u *UI) runExport(wc io.WriteCloser, ids []session.ID, path string) {
 	bar := widget.NewProgressBar()
 	prog := dialog.NewCustomWithoutButtons("Exporting HAR…", bar, u.win)
 	prog.Show()
@@ -197,7 +202,7 @@ func (u *UI) runExport(wc io.WriteCloser, ids []session.ID) {
 				dialog.ShowError(fmt.Errorf("export failed after %d sessions: %w", n, err), u.win)
 				return
 			}
-			dialog.ShowInformation("Export HAR", fmt.Sprintf("Exported %d sessions.", n), u.win)
+			dialog.ShowInformation("Export HAR", fmt.Sprintf("Exported %d sessions with their whole bodies to %s.", n, path), u.win)
 		})
 	}()
 }
@@ -253,54 +258,87 @@ func (u *UI) importDialog() {
 		dialog.ShowError(ErrNoHAR, u.win)
 		return
 	}
-	open := dialog.NewFileOpen(func(rc fyne.URIReadCloser, err error) {
-		if err != nil {
-			dialog.ShowError(err, u.win)
-			return
-		}
-		if rc == nil {
-			return
-		}
-		defer rc.Close()
-		n, err := u.ImportHAR(rc)
-		if err != nil {
-			dialog.ShowError(err, u.win)
-			return
-		}
-		dialog.ShowInformation("Import HAR", fmt.Sprintf("Imported %d sessions.", n), u.win)
-	}, u.win)
-	open.SetFilter(storage.NewExtensionFileFilter([]string{".har", ".json"}))
-	open.Show()
-}
-
-// DeleteSelected deletes the selected session from the store and the list.
-func (u *UI) DeleteSelected() {
-	id, ok := u.model.Selected()
-	if !ok {
+	if u.deps.ReadOnly {
 		return
 	}
-	next := u.model.IndexOf(id)
+	home, _ := os.UserHomeDir()
+	u.pathDialog("Import HAR into this capture", "Import", home+string(filepath.Separator), false, func(path string) {
+		f, err := os.Open(path)
+		if err != nil {
+			dialog.ShowError(err, u.win)
+			return
+		}
+		defer f.Close()
+		n, err := u.ImportHAR(f)
+		if err != nil {
+			dialog.ShowError(err, u.win)
+			return
+		}
+		dialog.ShowInformation("Import HAR", fmt.Sprintf("Imported %d sessions from %s into this capture (marked imported).", n, path), u.win)
+	})
+}
+
+// DeleteSelection asks, then deletes the selected sessions (Delete in the list).
+func (u *UI) DeleteSelection() {
+	n := u.model.SelectionLen()
+	if n == 0 || u.deps.ReadOnly {
+		return
+	}
+	msg := "Delete the selected session?"
+	if n > 1 {
+		msg = fmt.Sprintf("Delete the %d selected sessions?", n)
+	}
+	dialog.ShowConfirm("Delete", msg, func(ok bool) {
+		if ok {
+			u.DeleteSelected()
+		}
+	}, u.win)
+}
+
+// DeleteSelected deletes the selected sessions from the store and the list, and selects
+// the row that followed the first of them.
+func (u *UI) DeleteSelected() {
+	ids := u.model.SelectedIDs()
+	if len(ids) == 0 || u.deps.ReadOnly {
+		return
+	}
+	next := -1
+	for _, id := range ids {
+		if i := u.model.IndexOf(id); i >= 0 && (next < 0 || i < next) {
+			next = i
+		}
+	}
 	if u.deps.Store != nil {
-		if err := u.deps.Store.Delete(id); err != nil {
+		if err := u.deps.Store.Delete(ids...); err != nil {
 			dialog.ShowError(fmt.Errorf("delete failed: %w", err), u.win)
 			return
 		}
 	}
-	delete(u.recent, id)
-	u.changed(u.model.Delete(id))
-	u.list.table.UnselectAll()
-	if p := u.model.Stored(); p != nil && id <= p.Hi() {
-		u.rebuildPages() // a paged row: its pages shift
-		return
+	paged := false
+	for _, id := range ids {
+		delete(u.recent, id)
+		if p := u.model.Stored(); p != nil && id <= p.Hi() {
+			paged = true
+		}
+	}
+	u.model.Unselect()
+	u.changed(u.model.Delete(ids...))
+	u.detail.reset()
+	if paged {
+		u.rebuildPages() // paged rows: their pages shift
 	}
 	if n := u.model.Len(); n > 0 && next >= 0 {
 		if r := u.model.At(min(next, n-1)); r != nil {
 			u.SelectID(r.ID)
 		}
 	}
+	u.notify(fmt.Sprintf("Deleted %d session(s)", len(ids)))
 }
 
 func (u *UI) confirmClear() {
+	if u.deps.ReadOnly {
+		return
+	}
 	dialog.ShowConfirm("Clear sessions", "Delete every stored session?", func(ok bool) {
 		if ok {
 			u.Clear()
@@ -319,7 +357,6 @@ func (u *UI) Clear() {
 	clear(u.recent)
 	u.rorder = nil
 	u.model.Unselect()
-	u.list.table.UnselectAll()
 	u.windowLo, u.windowFull = 0, false
 	u.model.SetStored(nil)
 	u.storedHosts = nil
@@ -328,56 +365,118 @@ func (u *UI) Clear() {
 	if u.deps.Engine != nil {
 		u.changed(u.model.Upsert(u.deps.Engine.InFlight()))
 	}
-	u.detail.shown = 0
-	u.detail.title.SetText("Select a session to see it here.")
-	u.detail.clear()
+	u.detail.reset()
 }
 
-// CopyURL copies the selected session's URL to the clipboard.
+// copyText puts s on the clipboard and says so in the status bar.
+func (u *UI) copyText(what, s string) {
+	u.app.Clipboard().SetContent(s)
+	u.lastCopy = what
+	u.notify("Copied " + what)
+}
+
+// CopyURL copies the selected sessions' URLs (one a line) to the clipboard.
 func (u *UI) CopyURL() {
-	if id, ok := u.model.Selected(); ok {
+	var urls []string
+	for _, id := range u.model.SelectedIDs() {
 		if r, ok := u.model.Get(id); ok {
-			u.app.Clipboard().SetContent(r.URL)
+			urls = append(urls, r.URL)
 		}
 	}
-}
-
-// CopyCurl copies the selected request as a curl command.
-func (u *UI) CopyCurl() {
-	if s := u.selectedSession(); s != nil {
-		u.app.Clipboard().SetContent(render.Curl(&s.Request))
+	switch len(urls) {
+	case 0:
+	case 1:
+		u.copyText("URL", urls[0])
+	default:
+		u.copyText(fmt.Sprintf("%d URLs", len(urls)), strings.Join(urls, "\n"))
 	}
 }
+
+// CopyCurl copies the selected requests as curl commands.
+func (u *UI) CopyCurl() {
+	ss := u.SelectedSessions()
+	if len(ss) == 0 {
+		return
+	}
+	cmds := make([]string, len(ss))
+	for i, s := range ss {
+		cmds[i] = render.Curl(&s.Request)
+	}
+	what := "as curl"
+	if len(ss) > 1 {
+		what = fmt.Sprintf("%d requests as curl", len(ss))
+	}
+	u.copyText(what, strings.Join(cmds, "\n\n"))
+}
+
+// ReplaySelection replays the selected sessions (Tools ▸ Replay, the context menu).
+func (u *UI) ReplaySelection() {
+	if u.deps.Debug == nil {
+		return
+	}
+	ss := u.SelectedSessions()
+	if len(ss) <= 1 {
+		u.debug.replaySelected()
+		return
+	}
+	r := NewReplayer(u.deps.Debug, ss)
+	r.post = u.debug.post
+	u.debug.replayer = r
+	dlg := dialog.NewCustom(fmt.Sprintf("Replay %d sessions", len(ss)), "Close", r.Content, u.win)
+	dlg.SetOnClosed(r.Cancel)
+	dlg.Resize(fyne.NewSize(480, 320))
+	dlg.Show()
+}
+
+// notify shows a short message in the status bar (copy feedback and the like).
+func (u *UI) notify(msg string) { u.status.flash(msg) }
 
 // Shortcuts lists the keyboard shortcuts (shown in the help dialog and the docs).
 var Shortcuts = []struct{ Keys, Does string }{
-	{"Ctrl+F", "focus the filter"},
+	{"Ctrl+F", "focus the filter (in the body pane: find in the body)"},
+	{"Esc", "clear the filter (in the list)"},
+	{"Up / Down, Page Up / Down, Home / End", "select in the list (Shift extends)"},
+	{"Click, Shift+click, Ctrl+click", "select, extend, add or remove"},
+	{"Ctrl+A", "select every session (in the list)"},
+	{"Enter", "focus the detail pane"},
+	{"Delete", "delete the selection (asks first)"},
+	{"Menu key, right-click", "context menu of the selection"},
 	{"Ctrl+E", "capture on/off"},
 	{"Ctrl+Down / Ctrl+Up", "next / previous session"},
-	{"Ctrl+Shift+C", "copy the selected URL"},
-	{"Ctrl+Delete", "delete the selected session"},
+	{"Ctrl+Shift+C", "copy the selected URLs"},
+	{"Ctrl+Shift+K", "copy as curl"},
+	{"Ctrl+R", "replay the selection"},
+	{"Ctrl+Delete", "delete the selection"},
 	{"Ctrl+Shift+X", "clear all sessions"},
 	{"Ctrl+S", "export HAR"},
-	{"Ctrl+O", "import HAR"},
+	{"Ctrl+O", "open a HAR file in a viewer window"},
+	{"Ctrl+I", "import a HAR file into this capture"},
 	{"Ctrl+G", "follow newest on/off"},
 }
 
+// addShortcuts registers the shortcuts that are not menu items (those fire from the
+// main menu wherever the focus is).
 func (u *UI) addShortcuts() {
 	c := u.win.Canvas()
-	ctrl := fyne.KeyModifierShortcutDefault
-	add := func(k fyne.KeyName, m fyne.KeyModifier, f func()) {
-		c.AddShortcut(&desktop.CustomShortcut{KeyName: k, Modifier: m}, func(fyne.Shortcut) { f() })
+	c.AddShortcut(&desktop.CustomShortcut{KeyName: fyne.KeyF, Modifier: fyne.KeyModifierShortcutDefault}, func(fyne.Shortcut) { u.find() })
+}
+
+// find is Ctrl+F: find in the body when the user is in the detail pane (its body has
+// the focus, or the last click was in the detail with a Body tab open), else the filter.
+func (u *UI) find() {
+	if u.detail.hasFocus() || (u.inDetail && u.detail.bodyShown()) {
+		u.detail.openFind()
+		return
 	}
-	add(fyne.KeyF, ctrl, func() { c.Focus(u.filter.entry) })
-	add(fyne.KeyE, ctrl, u.ToggleCapture)
-	add(fyne.KeyDown, ctrl, func() { u.Step(1) })
-	add(fyne.KeyUp, ctrl, func() { u.Step(-1) })
-	add(fyne.KeyC, ctrl|fyne.KeyModifierShift, u.CopyURL)
-	add(fyne.KeyDelete, ctrl, u.DeleteSelected)
-	add(fyne.KeyX, ctrl|fyne.KeyModifierShift, u.confirmClear)
-	add(fyne.KeyS, ctrl, u.exportDialog)
-	add(fyne.KeyO, ctrl, u.importDialog)
-	add(fyne.KeyG, ctrl, func() { u.follow.SetChecked(!u.follow.Checked) })
+	u.win.Canvas().Focus(u.filter.entry)
+}
+
+// shortcut runs a shortcut typed while the list has the focus (the list takes the
+// keyboard, so the canvas' own shortcuts are forwarded from it).
+func (u *UI) shortcut(s fyne.Shortcut) {
+	if cs, ok := s.(*desktop.CustomShortcut); ok && cs.KeyName == fyne.KeyF && cs.Modifier == fyne.KeyModifierShortcutDefault {
+		u.win.Canvas().Focus(u.filter.entry) // typed in the list: the filter
+	}
 }
 
 // ShowShortcuts opens a dialog listing the shortcuts.

@@ -1,9 +1,8 @@
 package ui
 
 import (
-	"bytes"
+	"context"
 	"fmt"
-	"image"
 	"image/color"
 	_ "image/gif"  // image previews
 	_ "image/jpeg" // image previews
@@ -24,148 +23,345 @@ import (
 	"inspector/ui/viewmodel"
 )
 
-// textView is a read-only, selectable monospace text with a Copy button.
-type textView struct {
-	label *widget.Label
-	box   fyne.CanvasObject
-}
-
-func newTextView(u *UI) *textView {
-	t := &textView{label: widget.NewLabel("")}
-	t.label.TextStyle = fyne.TextStyle{Monospace: true}
-	t.label.Selectable = true
-	t.label.Wrapping = fyne.TextWrapOff
-	copyBtn := widget.NewButtonWithIcon("Copy", theme.ContentCopyIcon(), func() {
-		u.app.Clipboard().SetContent(t.label.Text)
-	})
-	t.box = container.NewBorder(container.NewHBox(copyBtn), nil, nil, nil, container.NewScroll(t.label))
-	return t
-}
-
-func (t *textView) set(s string) { t.label.SetText(s) }
-
-// bodyView shows one message body: pretty text, hex, or an image, decoded from its
-// content encoding with the raw bytes one toggle away. Previews are capped.
+// bodyView shows one message body through its named views (BodyView: Pretty, Text, Hex,
+// Image), decoded from its content encoding with the raw bytes one toggle away. The views
+// are made off the UI goroutine (bodyViews) and the text is drawn virtualised (textView),
+// so a body of any size opens without blocking the window; a newer selection cancels
+// the work in progress.
 type bodyView struct {
 	u      *UI
 	info   *widget.Label
-	mode   *widget.RadioGroup // "Pretty", "Text", "Hex"
+	mode   *widget.RadioGroup // the view names of this body; never empty
 	raw    *widget.Check      // show the bytes as they travelled (still encoded)
+	wrap   *widget.Check
+	save   *widget.Button
 	text   *textView
 	image  *canvas.Image
+	tree   *jsonTreeView
 	stack  *fyne.Container
+	box    fyne.CanvasObject
+	name   string // file name offered by Save
 	header http.Header
 	body   session.Body
-	box    fyne.CanvasObject
+	views  []BodyView
+	// last is the view name the user chose last; kept when the next body has it.
+	last string
+
+	findBar   *fyne.Container
+	findEntry *widget.Entry
+	findCount *widget.Label
+
+	gen    int
+	cancel context.CancelFunc
+	// working is set while a formatting job runs; queued is the one to run after it.
+	working bool
+	queued  func()
+	jobs    int // formatting jobs started (tests)
 }
 
-func newBodyView(u *UI) *bodyView {
-	b := &bodyView{u: u, info: widget.NewLabel(""), text: newTextView(u)}
-	b.mode = widget.NewRadioGroup([]string{"Pretty", "Text", "Hex"}, func(string) { b.render() })
+func newBodyView(u *UI, name string) *bodyView {
+	b := &bodyView{u: u, info: widget.NewLabel(""), text: newTextView(u), name: name, last: "Pretty"}
+	b.info.Truncation = fyne.TextTruncateEllipsis
+	b.mode = widget.NewRadioGroup([]string{"Pretty", "Text", "Hex"}, func(s string) {
+		if s == "" {
+			return
+		}
+		b.last = s
+		b.showView()
+	})
 	b.mode.Horizontal = true
+	b.mode.Required = true
 	b.mode.Selected = "Pretty"
-	b.raw = widget.NewCheck("Raw bytes", func(bool) { b.render() })
+	b.raw = widget.NewCheck("Raw", func(bool) { b.compute() })
+	b.wrap = widget.NewCheck("Wrap", func(on bool) { b.text.setWrap(on) })
+	b.wrap.Checked = true
+	b.save = widget.NewButtonWithIcon("Save full body…", theme.DocumentSaveIcon(), func() {
+		b.u.saveBodyDialog(b.name, b.header, b.body)
+	})
+	b.save.Importance = widget.LowImportance
+	findBtn := widget.NewButtonWithIcon("", theme.SearchIcon(), b.openFind)
+	findBtn.Importance = widget.LowImportance
 	b.image = canvas.NewImageFromResource(nil)
 	b.image.FillMode = canvas.ImageFillContain
 	b.image.SetMinSize(fyne.NewSize(64, 64))
-	b.stack = container.NewStack(b.text.box, b.image)
-	b.box = container.NewBorder(container.NewHBox(b.mode, b.raw, b.info), nil, nil, nil, b.stack)
+	b.image.Hide()
+	b.tree = newJSONTreeView()
+	b.tree.box.Hide()
+	b.stack = container.NewStack(b.text.box, b.image, b.tree.box)
+
+	b.findEntry = widget.NewEntry()
+	b.findEntry.SetPlaceHolder("find in body")
+	b.findEntry.OnChanged = func(q string) { b.Find(q) }
+	b.findEntry.OnSubmitted = func(string) { b.FindNext(1) }
+	b.findCount = widget.NewLabel("")
+	prev := widget.NewButtonWithIcon("", theme.NavigateBackIcon(), func() { b.FindNext(-1) })
+	next := widget.NewButtonWithIcon("", theme.NavigateNextIcon(), func() { b.FindNext(1) })
+	closeFind := widget.NewButtonWithIcon("", theme.CancelIcon(), b.closeFind)
+	b.findBar = container.NewBorder(nil, nil, nil, container.NewHBox(b.findCount, prev, next, closeFind), b.findEntry)
+	b.findBar.Hide()
+
+	bar := container.NewBorder(nil, nil, container.NewHBox(b.mode, b.wrap, b.raw), container.NewHBox(findBtn, b.save), b.info)
+	b.box = container.NewBorder(container.NewVBox(bar, b.findBar), nil, nil, nil, b.stack)
 	return b
 }
 
 func (b *bodyView) set(h http.Header, body session.Body) {
 	b.header, b.body = h, body
-	b.render()
+	b.compute()
 }
 
-// render builds the preview. Decoding is capped (render.DecodedCap) and the text is cut at
-// render.PreviewCap, so even a huge body renders in bounded time.
-func (b *bodyView) render() {
-	data := b.body.Data
-	ct := headerValue(b.header, "Content-Type")
-	var notes []string
-	if len(data) == 0 {
+// compute makes the views of the body off the UI goroutine (inline in tests that ask for
+// it) and installs them unless a newer body replaced this one meanwhile.
+func (b *bodyView) compute() {
+	if b.cancel != nil {
+		b.cancel()
+		b.cancel = nil
+	}
+	b.gen++
+	gen := b.gen
+	b.views = nil
+	if len(b.body.Data) == 0 {
 		b.image.Hide()
+		b.tree.box.Hide()
 		b.text.box.Show()
-		switch {
-		case b.body.Size > 0:
+		b.save.Disable()
+		b.mode.Disable()
+		b.text.setLang("")
+		if b.body.Size > 0 {
 			b.text.set(fmt.Sprintf("%d body bytes were not captured.", b.body.Size))
-		default:
+		} else {
 			b.text.set("(no body)")
 		}
 		b.info.SetText("")
 		return
 	}
-	if !b.raw.Checked {
-		dec, enc, cut, err := render.Decode(b.header, data)
-		switch {
-		case err != nil:
-			notes = append(notes, "not decoded: "+err.Error())
-		case enc != "":
-			notes = append(notes, fmt.Sprintf("decoded from %s (%d → %d bytes)", enc, len(data), len(dec)))
-			data = dec
-		}
-		if cut {
-			notes = append(notes, "decoded preview capped")
-		}
+	b.save.Enable()
+	b.mode.Enable()
+	h, body, opt := b.header, b.body, bodyViewOptions{Raw: b.raw.Checked}
+	if b.u.detail != nil && b.u.detail.inline {
+		views, sum := bodyViews(context.Background(), h, body, opt)
+		b.install(views, sum)
+		return
 	}
-	if b.body.Truncated || b.body.Size > int64(len(b.body.Data)) {
-		notes = append(notes, fmt.Sprintf("captured %d of %d bytes", len(b.body.Data), b.body.Size))
+	b.info.SetText(fmt.Sprintf("formatting %s…", viewmodel.FormatBytes(int64(len(body.Data)))))
+	ctx, cancel := context.WithCancel(context.Background())
+	b.cancel = cancel
+	cols, wrap := b.text.colsFor(b.text.box.Size().Width), b.text.wrap
+	job := func() {
+		var views []BodyView
+		var sum string
+		if ctx.Err() == nil {
+			views, sum = bodyViews(ctx, h, body, opt)
+			indexViews(ctx, views, cols, wrap)
+		}
+		b.u.post(func() {
+			b.working = false
+			if gen == b.gen && ctx.Err() == nil {
+				b.install(views, sum)
+			}
+			if next := b.queued; next != nil {
+				b.queued, b.working = nil, true
+				b.jobs++
+				go next()
+			}
+		})
 	}
-	kind := render.Classify(ct, data)
-	notes = append([]string{kind.String()}, notes...)
-	b.info.SetText(strings.Join(notes, " · "))
+	// One formatting job at a time per pane, the newest waiting: clicking through many
+	// large bodies holds at most two of their formatted copies, never one per click.
+	if b.working {
+		b.queued = job
+		return
+	}
+	b.working = true
+	b.jobs++
+	go job()
+}
 
-	if kind == render.KindImage {
-		if cfg, format, err := image.DecodeConfig(bytes.NewReader(data)); err != nil {
-			b.info.SetText(b.info.Text + " · image not decodable: " + err.Error())
-			kind = render.KindBinary
-		} else {
-			b.info.SetText(fmt.Sprintf("%s · %s %d×%d", b.info.Text, format, cfg.Width, cfg.Height))
+// install shows freshly made views, keeping the user's choice of view when it exists.
+func (b *bodyView) install(views []BodyView, summary string) {
+	b.views = views
+	names := make([]string, len(views))
+	pick := ""
+	for i, v := range views {
+		names[i] = v.Name
+		if v.Name == b.last {
+			pick = v.Name
 		}
 	}
-	if kind == render.KindImage && b.mode.Selected == "Pretty" && !b.raw.Checked {
-		b.image.Resource = fyne.NewStaticResource("body", bytes.Clone(data))
+	if pick == "" && len(names) > 0 {
+		pick = names[0]
+	}
+	b.mode.Options = names
+	b.mode.Selected = pick
+	b.mode.Refresh()
+	b.info.SetText(summary)
+	b.showView()
+}
+
+// View returns the view shown now.
+func (b *bodyView) View() (BodyView, bool) {
+	for _, v := range b.views {
+		if v.Name == b.mode.Selected {
+			return v, true
+		}
+	}
+	return BodyView{}, false
+}
+
+func (b *bodyView) showView() {
+	v, ok := b.View()
+	if !ok {
+		return
+	}
+	b.tree.box.Hide()
+	if v.Name == "Image" {
+		b.image.Resource = fyne.NewStaticResource(b.name, v.Data)
 		b.image.Refresh()
 		b.image.Show()
 		b.text.box.Hide()
 		return
 	}
 	b.image.Hide()
+	if v.Name == "Tree" {
+		b.text.box.Hide()
+		b.tree.set(v.Tree)
+		b.tree.box.Show()
+		return
+	}
 	b.text.box.Show()
-	switch {
-	case b.mode.Selected == "Hex" || kind == render.KindBinary || kind == render.KindImage:
-		b.text.set(render.Hex(data, render.PreviewCap/4))
-	case b.mode.Selected == "Pretty":
-		if len(data) > render.PreviewCap {
-			data = data[:render.PreviewCap] // formatting a cut document fails; show it as text
-			s, _ := render.Pretty(render.KindText, ct, data)
-			b.text.set(render.Cap(s, render.PreviewCap) + "\n… preview capped")
-			return
-		}
-		s, _ := render.Pretty(kind, ct, data)
-		b.text.set(render.Cap(s, render.PreviewCap))
-	default:
-		b.text.set(render.Cap(render.Text(ct, data), render.PreviewCap))
+	if v.Name == "Hex" {
+		b.text.setLang("")
+		b.text.setSource(&render.HexLines{Data: v.Data})
+	} else {
+		b.text.setLang(v.Lang)
+		b.text.setIndexed(v.Text, v.lines)
+	}
+	if b.findBar.Visible() && b.findEntry.Text != "" {
+		b.Find(b.findEntry.Text)
 	}
 }
 
-// messageView is the set of tabs for one side (request or response).
+// openFind shows the find bar and focuses it (Ctrl+F in the body).
+func (b *bodyView) openFind() {
+	b.findBar.Show()
+	// The window's canvas: the driver knows no canvas for an entry never drawn before.
+	b.u.win.Canvas().Focus(b.findEntry)
+}
+
+func (b *bodyView) closeFind() {
+	b.findBar.Hide()
+	b.text.find("")
+	b.findCount.SetText("")
+}
+
+// Find marks the matches of q and reports their count.
+func (b *bodyView) Find(q string) int {
+	n := b.text.find(q)
+	switch {
+	case q == "":
+		b.findCount.SetText("")
+	case n == 0:
+		b.findCount.SetText("no match")
+	case n == 1:
+		b.findCount.SetText("1 match")
+	case n >= render.MaxMatches:
+		b.findCount.SetText(fmt.Sprintf("%d+ matches", n))
+	default:
+		b.findCount.SetText(fmt.Sprintf("%d matches", n))
+	}
+	return n
+}
+
+// FindNext moves to the next (+1) or previous (-1) matching row.
+func (b *bodyView) FindNext(d int) {
+	if i := b.text.next(d); i > 0 {
+		txt := b.findCount.Text
+		if k := strings.Index(txt, " · "); k >= 0 {
+			txt = txt[k+len(" · "):]
+		}
+		b.findCount.SetText(fmt.Sprintf("row %d/%d · %s", i, len(b.text.hits), txt))
+	}
+}
+
+// headerTable shows headers as a name/value table; tapping a row copies its value.
+type headerTable struct {
+	u     *UI
+	rows  [][2]string
+	text  string // "Name: value" lines, for Copy all and tests
+	table *widget.Table
+	box   fyne.CanvasObject
+	empty *widget.Label
+}
+
+func newHeaderTable(u *UI) *headerTable {
+	h := &headerTable{u: u, empty: widget.NewLabel("")}
+	h.table = widget.NewTable(
+		func() (int, int) { return len(h.rows), 2 },
+		func() fyne.CanvasObject {
+			l := widget.NewLabel("")
+			l.Truncation = fyne.TextTruncateClip
+			return l
+		},
+		func(id widget.TableCellID, o fyne.CanvasObject) {
+			l := o.(*widget.Label)
+			if id.Row >= len(h.rows) {
+				l.SetText("")
+				return
+			}
+			l.TextStyle = fyne.TextStyle{Bold: id.Col == 0}
+			l.SetText(h.rows[id.Row][id.Col])
+		},
+	)
+	h.table.SetColumnWidth(0, 170)
+	h.table.SetColumnWidth(1, 1400)
+	h.table.OnSelected = func(id widget.TableCellID) {
+		if id.Row < len(h.rows) {
+			u.copyText(h.rows[id.Row][0]+" value", h.rows[id.Row][1])
+		}
+		h.table.UnselectAll()
+	}
+	copyAll := widget.NewButtonWithIcon("Copy all", theme.ContentCopyIcon(), func() { u.copyText("headers", h.text) })
+	copyAll.Importance = widget.LowImportance
+	hint := widget.NewLabel("click a row to copy its value")
+	hint.Importance = widget.LowImportance
+	h.empty.Truncation = fyne.TextTruncateEllipsis
+	h.box = container.NewBorder(container.NewBorder(nil, nil, container.NewHBox(copyAll, hint), nil, h.empty), nil, nil, nil,
+		container.NewThemeOverride(h.table, &tightTheme{}))
+	return h
+}
+
+func (h *headerTable) set(hd http.Header, empty string) {
+	h.rows = render.HeaderRows(hd)
+	h.text = render.Headers(hd)
+	h.empty.SetText("")
+	if len(h.rows) == 0 {
+		h.empty.SetText(empty)
+	}
+	h.table.Refresh()
+	h.table.ScrollToTop()
+}
+
+// messageView is one side of the exchange (request or response): its tabs.
 type messageView struct {
-	headers *textView
+	headers *headerTable
 	raw     *textView
 	body    *bodyView
 	cookies *textView
 	query   *textView // request only
 	tabs    *container.AppTabs
+	box     fyne.CanvasObject
 }
 
 func newMessageView(u *UI, request bool) *messageView {
-	m := &messageView{headers: newTextView(u), raw: newTextView(u), body: newBodyView(u), cookies: newTextView(u)}
+	name := "response-body"
+	if request {
+		name = "request-body"
+	}
+	m := &messageView{headers: newHeaderTable(u), raw: newTextView(u), body: newBodyView(u, name), cookies: newTextView(u)}
 	items := []*container.TabItem{
 		container.NewTabItem("Headers", m.headers.box),
-		container.NewTabItem("Raw", m.raw.box),
 		container.NewTabItem("Body", m.body.box),
+		container.NewTabItem("Raw", m.raw.box),
 		container.NewTabItem("Cookies", m.cookies.box),
 	}
 	if request {
@@ -173,15 +369,24 @@ func newMessageView(u *UI, request bool) *messageView {
 		items = append(items, container.NewTabItem("Query/Form", m.query.box))
 	}
 	m.tabs = container.NewAppTabs(items...)
+	m.tabs.OnSelected = func(*container.TabItem) { u.inDetail = true }
+	m.box = m.tabs // the summary line above both sides names the exchange
 	return m
 }
 
-// detailPane shows the selected session.
+// stackBelow is the detail width under which request and response are stacked rather
+// than side by side.
+const stackBelow = 900
+
+// detailPane is the detail controller: a one-line summary above the request and the
+// response side by side (stacked when narrow), and the Timing, TLS, Frames, WebSocket
+// and Notes tabs.
 type detailPane struct {
 	u        *UI
 	title    *widget.Label
 	req      *messageView
 	resp     *messageView
+	split    *container.Split
 	timing   *fyne.Container
 	timeText *widget.Label
 	tls      *textView
@@ -190,6 +395,13 @@ type detailPane struct {
 	tabs     *container.AppTabs
 	box      fyne.CanvasObject
 	shown    session.ID
+	// inline formats bodies on the calling goroutine (tests that read the result at once).
+	inline bool
+	// loadGen drops a store load that a newer selection replaced.
+	loadGen int
+	// cur is the session shown; extrasFor the one the secondary tabs were filled for.
+	cur       *session.Session
+	extrasFor session.ID
 
 	mark    *widget.Select // the user's mark of the shown session
 	comment *widget.Entry  // and comment
@@ -197,40 +409,98 @@ type detailPane struct {
 }
 
 // marks are the mark values offered; "" is no mark.
-var marks = []string{"none", "red", "orange", "green", "blue", "purple"}
+var marks = markNames
+
+const noSelection = "Select a session to see it here (Up/Down in the list, Enter to come here)."
 
 func newDetailPane(u *UI) *detailPane {
-	d := &detailPane{u: u, title: widget.NewLabel("Select a session to see it here.")}
+	d := &detailPane{u: u, title: widget.NewLabel(noSelection)}
 	d.title.Truncation = fyne.TextTruncateEllipsis
+	d.title.TextStyle = fyne.TextStyle{Bold: true}
 	d.req = newMessageView(u, true)
 	d.resp = newMessageView(u, false)
+	d.split = container.NewHSplit(d.req.box, d.resp.box)
+	d.split.SetOffset(u.prefs.FloatWithFallback(prefSplitDetail, 0.5))
+	adaptive := &widthWatcher{content: d.split}
+	adaptive.onWidth = func(w float32) {
+		if h := w >= stackBelow; h != d.split.Horizontal {
+			d.split.Horizontal = h
+			d.split.Refresh()
+		}
+	}
+	adaptive.ExtendBaseWidget(adaptive)
 	d.timing = container.NewVBox()
 	d.timeText = widget.NewLabel("")
 	d.tls = newTextView(u)
 	d.frames = newFramesView(u)
 	d.ws = newTextView(u)
-	d.tabs = container.NewAppTabs(
-		container.NewTabItem("Request", d.req.tabs),
-		container.NewTabItem("Response", d.resp.tabs),
-		container.NewTabItem("Timing", container.NewVScroll(container.NewBorder(d.timeText, nil, nil, nil, d.timing))),
-		container.NewTabItem("TLS", d.tls.box),
-		container.NewTabItem("Frames", d.frames.box),
-		container.NewTabItem("WebSocket", d.ws.box),
-	)
 	d.mark = widget.NewSelect(marks, nil)
 	d.mark.SetSelected("none")
 	d.comment = widget.NewEntry()
 	d.comment.SetPlaceHolder("comment")
 	d.saveBtn = widget.NewButton("Save mark", d.saveMark)
 	d.setNotesEnabled(false)
-	notes := container.NewBorder(nil, nil, container.NewHBox(widget.NewLabel("Mark"), d.mark), d.saveBtn, d.comment)
-	d.box = container.NewBorder(container.NewVBox(d.title, notes), nil, nil, nil, d.tabs)
+	notes := container.NewVBox(container.NewBorder(nil, nil, container.NewHBox(widget.NewLabel("Mark"), d.mark), d.saveBtn, d.comment))
+	d.tabs = container.NewAppTabs(
+		container.NewTabItem("Exchange", adaptive),
+		container.NewTabItem("Timing", container.NewVScroll(container.NewBorder(d.timeText, nil, nil, nil, d.timing))),
+		container.NewTabItem("TLS", d.tls.box),
+		container.NewTabItem("Frames", d.frames.box),
+		container.NewTabItem("WebSocket", d.ws.box),
+		container.NewTabItem("Notes", notes),
+	)
+	d.tabs.OnSelected = func(*container.TabItem) { d.renderExtras() }
+	d.box = container.NewBorder(d.title, nil, nil, nil, d.tabs)
 	return d
+}
+
+// focus moves the keyboard into the detail (Enter in the list): the response body.
+func (d *detailPane) focus() {
+	d.tabs.SelectIndex(0)
+	d.resp.tabs.SelectIndex(1)
+	d.u.win.Canvas().Focus(d.resp.body.text.list)
+}
+
+// bodyShown reports whether a Body tab is open on the Exchange tab.
+func (d *detailPane) bodyShown() bool {
+	return d.tabs.SelectedIndex() == 0 && (d.req.tabs.SelectedIndex() == 1 || d.resp.tabs.SelectedIndex() == 1)
+}
+
+// openFind opens find in the body that has the focus, else the open Body tab (the
+// response's when both are open).
+func (d *detailPane) openFind() {
+	d.tabs.SelectIndex(0)
+	b := d.resp.body
+	f := d.u.win.Canvas().Focused()
+	switch {
+	case f == d.req.body.text.list || f == d.req.body.findEntry:
+		b = d.req.body
+	case f == d.resp.body.text.list || f == d.resp.body.findEntry:
+	case d.req.tabs.SelectedIndex() == 1 && d.resp.tabs.SelectedIndex() != 1:
+		b = d.req.body
+	}
+	if b == d.resp.body {
+		d.resp.tabs.SelectIndex(1)
+	} else {
+		d.req.tabs.SelectIndex(1)
+	}
+	b.openFind()
+}
+
+// hasFocus reports whether the keyboard is in the detail's bodies (Ctrl+F finds there).
+func (d *detailPane) hasFocus() bool {
+	f := d.u.win.Canvas().Focused()
+	for _, b := range []*bodyView{d.req.body, d.resp.body} {
+		if f != nil && (f == b.text.list || f == b.findEntry) {
+			return true
+		}
+	}
+	return false
 }
 
 func (d *detailPane) setNotesEnabled(on bool) {
 	for _, w := range []fyne.Disableable{d.mark, d.comment, d.saveBtn} {
-		if on {
+		if on && !d.u.deps.ReadOnly {
 			w.Enable()
 		} else {
 			w.Disable()
@@ -250,31 +520,53 @@ func (d *detailPane) saveMark() {
 	if mark == "none" {
 		mark = ""
 	}
-	if st := d.u.deps.Store; st != nil {
-		if err := st.SetMark(id, mark, d.comment.Text); err != nil {
-			dialog.ShowError(fmt.Errorf("saving the mark failed: %w", err), d.u.win)
-			return
-		}
+	if err := d.u.setMark(s, mark, d.comment.Text); err != nil {
+		dialog.ShowError(err, d.u.win)
 	}
-	c := s.Clone() // cached sessions are immutable: replace, never modify
-	c.Mark, c.Comment = mark, d.comment.Text
-	d.u.remember(c)
-	sum := c.Summarize()
-	if r, ok := d.u.model.Get(id); ok {
-		sum.InFlight = r.InFlight
-	}
-	d.u.changed(d.u.model.Upsert([]session.Summary{sum}))
 }
 
 func (d *detailPane) object() fyne.CanvasObject { return d.box }
 
-// show displays session id. An in-flight session shows its summary until it completes.
+// reset shows no session.
+func (d *detailPane) reset() {
+	d.shown = 0
+	d.loadGen++
+	d.title.SetText(noSelection)
+	d.clear()
+}
+
+// show displays session id: from the recent cache at once, else loaded from the store
+// off the UI goroutine. An in-flight session shows its summary until it completes.
 func (d *detailPane) show(id session.ID) {
 	d.shown = id
-	s, err := d.u.session(id)
-	if err != nil {
+	d.loadGen++
+	gen := d.loadGen
+	if s, ok := d.u.recent[id]; ok || d.u.deps.Store == nil || d.inline {
+		var err error
+		if !ok {
+			s, err = d.u.session(id)
+		}
+		d.loaded(id, s, err)
+		return
+	}
+	if r, ok := d.u.model.Get(id); ok {
+		d.title.SetText(fmt.Sprintf("#%d  %s %s  — loading…", r.ID, r.Method, r.URL))
+	}
+	st := d.u.deps.Store
+	go func() {
+		s, err := st.Get(id)
+		d.u.post(func() {
+			if gen == d.loadGen {
+				d.loaded(id, s, err)
+			}
+		})
+	}()
+}
+
+func (d *detailPane) loaded(id session.ID, s *session.Session, err error) {
+	if err != nil || s == nil {
 		if r, ok := d.u.model.Get(id); ok && r.InFlight {
-			d.title.SetText(fmt.Sprintf("#%d %s %s — in flight", r.ID, r.Method, r.URL))
+			d.title.SetText(fmt.Sprintf("#%d  %s %s  — in flight", r.ID, r.Method, r.URL))
 		} else {
 			d.title.SetText(fmt.Sprintf("#%d could not be loaded: %v", id, err))
 		}
@@ -293,9 +585,10 @@ func (d *detailPane) show(id session.ID) {
 }
 
 func (d *detailPane) clear() {
+	d.cur, d.extrasFor = nil, 0
 	d.setNotesEnabled(false)
 	for _, m := range []*messageView{d.req, d.resp} {
-		m.headers.set("")
+		m.headers.set(nil, "")
 		m.raw.set("")
 		m.cookies.set("")
 		m.body.set(nil, session.Body{})
@@ -308,18 +601,34 @@ func (d *detailPane) clear() {
 	d.frames.set(nil)
 }
 
-func (d *detailPane) render(s *session.Session) {
+// Summary is the one-line summary of a session: method, URL, status, protocol legs,
+// duration and sizes.
+func Summary(s *session.Session) string {
 	sum := s.Summarize()
-	title := fmt.Sprintf("#%d  %s %s  →  %s  (%s, %s)", s.ID, s.Request.Method, s.Request.URL,
-		viewmodel.CellText(&sum, viewmodel.ColStatus), viewmodel.CellText(&sum, viewmodel.ColProto),
-		viewmodel.CellText(&sum, viewmodel.ColDuration))
-	if s.Error != nil {
-		title += "  ✗ " + s.Error.Error()
+	status := viewmodel.CellText(&sum, viewmodel.ColStatus)
+	if s.Response != nil {
+		reason := s.Response.Reason
+		if reason == "" {
+			reason = http.StatusText(s.Response.Status)
+		}
+		status = strings.TrimSpace(fmt.Sprintf("%d %s", s.Response.Status, reason))
 	}
-	d.title.SetText(title)
+	legs := viewmodel.ShortProto(sum.ClientProto)
+	if up := viewmodel.ShortProto(sum.UpstreamProto); sum.UpstreamProto != "" {
+		legs = "client " + legs + " → upstream " + up
+	}
+	t := fmt.Sprintf("#%d  %s %s  →  %s  ·  %s  ·  %s  ·  ↑%s ↓%s", s.ID, s.Request.Method, s.Request.URL, status, legs,
+		viewmodel.CellText(&sum, viewmodel.ColDuration), viewmodel.FormatBytes(sum.ReqBytes), viewmodel.FormatBytes(sum.RespBytes))
+	if s.Error != nil {
+		t += "  ✗ " + s.Error.Error()
+	}
+	return t
+}
 
+func (d *detailPane) render(s *session.Session) {
+	d.title.SetText(Summary(s))
 	r := &s.Request
-	d.req.headers.set(render.Headers(r.Header))
+	d.req.headers.set(r.Header, "no headers")
 	d.req.raw.set(render.RawRequest(r))
 	d.req.body.set(r.Header, r.Body)
 	d.req.cookies.set(pairsText(render.RequestCookies(r.Header), "no cookies sent"))
@@ -331,7 +640,7 @@ func (d *detailPane) render(s *session.Session) {
 	d.req.query.set(qt)
 
 	if s.Response != nil {
-		d.resp.headers.set(render.Headers(s.Response.Header))
+		d.resp.headers.set(s.Response.Header, "no headers")
 		d.resp.raw.set(render.RawResponse(s.Response))
 		d.resp.body.set(s.Response.Header, s.Response.Body)
 		d.resp.cookies.set(pairsText(render.ResponseCookies(s.Response.Header), "no cookies set"))
@@ -340,11 +649,26 @@ func (d *detailPane) render(s *session.Session) {
 		if s.Error != nil {
 			msg = "No response: " + s.Error.Error()
 		}
-		d.resp.headers.set(msg)
+		d.resp.headers.set(nil, msg)
 		d.resp.raw.set(msg)
 		d.resp.body.set(nil, session.Body{})
 		d.resp.cookies.set("")
 	}
+	d.cur = s
+	d.extrasFor = 0
+	if d.inline || d.tabs.SelectedIndex() != 0 {
+		d.renderExtras()
+	}
+}
+
+// renderExtras fills the Timing, TLS, Frames and WebSocket tabs of the shown session:
+// when one of them is open, so a click in the list pays only for the exchange.
+func (d *detailPane) renderExtras() {
+	s := d.cur
+	if s == nil || d.extrasFor == s.ID {
+		return
+	}
+	d.extrasFor = s.ID
 	d.renderTiming(s)
 	d.tls.set(render.TLS(s))
 	d.frames.load(s.ID)

@@ -30,12 +30,14 @@ var presets = []struct{ Name, Expr string }{
 // field, the presets and the inline error.
 type filterBar struct {
 	u       *UI
-	entry   *widget.Entry
+	entry   *escEntry
 	quick   *widget.Entry
 	presets *widget.Select
 	errText *widget.Label // the message, "" when the expression is valid
 	caret   *widget.Label // a caret under the position of the mistake
-	box     fyne.CanvasObject
+	// caretBox draws the caret at the entry's monospace size; shown with the error.
+	caretBox *container.ThemeOverride
+	box      fyne.CanvasObject
 
 	expr      *filter.Expr // the last valid expression; nil matches everything
 	quickText string       // lower-cased quick-search text
@@ -46,10 +48,13 @@ type filterBar struct {
 
 func newFilterBar(u *UI) *filterBar {
 	f := &filterBar{u: u}
-	f.entry = widget.NewEntry()
+	f.entry = newEscEntry(f.clear)
 	f.entry.TextStyle = fyne.TextStyle{Monospace: true}
 	f.entry.SetPlaceHolder(`filter: host:*.example.com status:4xx -method:OPTIONS   (Ctrl+F)`)
-	f.entry.OnChanged = func(string) { f.apply() }
+	f.entry.OnChanged = func(string) {
+		f.syncPreset()
+		f.apply()
+	}
 	f.quick = widget.NewEntry()
 	f.quick.SetPlaceHolder("quick search in URLs")
 	f.quick.OnChanged = func(s string) {
@@ -62,7 +67,7 @@ func newFilterBar(u *UI) *filterBar {
 	}
 	f.presets = widget.NewSelect(names, func(name string) {
 		for _, p := range presets {
-			if p.Name == name {
+			if p.Name == name && f.entry.Text != p.Expr {
 				f.entry.SetText(p.Expr)
 			}
 		}
@@ -74,17 +79,70 @@ func newFilterBar(u *UI) *filterBar {
 	f.caret = widget.NewLabel("")
 	f.caret.TextStyle = fyne.TextStyle{Monospace: true}
 	f.caret.Importance = widget.DangerImportance
-	f.caret.Hide()
-	right := container.NewHBox(container.NewGridWrap(fyne.NewSize(220, f.quick.MinSize().Height), f.quick), f.presets)
+	f.caretBox = container.NewThemeOverride(f.caret, &monoTheme{})
+	f.caretBox.Hide()
+	right := container.NewHBox(container.NewGridWrap(fyne.NewSize(200, f.quick.MinSize().Height), f.quick), f.presets)
 	f.box = container.NewVBox(
-		container.NewBorder(nil, nil, nil, right, f.entry),
-		f.caret,
+		container.NewBorder(nil, nil, nil, right, container.NewThemeOverride(f.entry, &monoTheme{})),
+		f.caretBox,
 		f.errText,
 	)
 	return f
 }
 
 func (f *filterBar) object() fyne.CanvasObject { return f.box }
+
+// escEntry is an entry that runs onEsc when Esc is typed in it (the filter: clear it).
+type escEntry struct {
+	widget.Entry
+	onEsc func()
+}
+
+func newEscEntry(onEsc func()) *escEntry {
+	e := &escEntry{onEsc: onEsc}
+	e.ExtendBaseWidget(e)
+	return e
+}
+
+func (e *escEntry) TypedKey(k *fyne.KeyEvent) {
+	if k.Name == fyne.KeyEscape && e.onEsc != nil {
+		e.onEsc()
+		return
+	}
+	e.Entry.TypedKey(k)
+}
+
+// syncPreset makes the Presets label follow the expression: the preset whose expression
+// it is, or the placeholder after a hand edit.
+func (f *filterBar) syncPreset() {
+	text := strings.TrimSpace(f.entry.Text)
+	for _, p := range presets {
+		if p.Expr == text {
+			if f.presets.Selected != p.Name {
+				f.presets.Selected = p.Name
+				f.presets.Refresh()
+			}
+			return
+		}
+	}
+	if f.presets.Selected != "" {
+		f.presets.ClearSelected()
+	}
+}
+
+// empty reports whether no filter is typed (expression, quick text).
+func (f *filterBar) empty() bool {
+	return f == nil || (strings.TrimSpace(f.entry.Text) == "" && f.quickText == "")
+}
+
+// active reports whether a filter is in force (a valid expression or quick text).
+func (f *filterBar) active() bool { return f != nil && (f.expr != nil || f.quickText != "") }
+
+// clear empties the expression and the quick text (Esc in the list).
+func (f *filterBar) clear() {
+	f.entry.SetText("")
+	f.quick.SetText("")
+}
 
 // Error is the message shown for an invalid expression, "" when valid.
 func (f *filterBar) Error() string {
@@ -108,7 +166,7 @@ func (f *filterBar) apply() {
 		expr = e
 	}
 	f.errText.Hide()
-	f.caret.Hide()
+	f.caretBox.Hide()
 	needed := expr != nil && expr.NeedsSession()
 	hadNeeded := f.expr != nil && f.expr.NeedsSession()
 	f.expr = expr
@@ -139,10 +197,10 @@ func (f *filterBar) showError(text string, err error) {
 		pos := min(max(se.Pos, 0), len(text))
 		col := len([]rune(text[:pos]))
 		f.caret.SetText(strings.Repeat(" ", col) + "^")
-		f.caret.Show()
+		f.caretBox.Show()
 		f.errText.SetText(fmt.Sprintf("Filter error at column %d: %s", col+1, se.Msg))
 	} else {
-		f.caret.Hide()
+		f.caretBox.Hide()
 		f.errText.SetText("Filter error: " + err.Error())
 	}
 	f.errText.Show()

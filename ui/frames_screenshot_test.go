@@ -13,7 +13,6 @@ import (
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
-	"fyne.io/fyne/v2/theme"
 
 	"inspector/engine"
 	et "inspector/engine/enginetest"
@@ -97,10 +96,11 @@ func TestRenderFramesScreenshots(t *testing.T) {
 	}
 
 	a := test.NewTempApp(t)
-	a.Settings().SetTheme(theme.LightTheme())
 	w := test.NewTempWindow(t, nil)
 	u := New(a, w, Deps{Store: st})
-	w.Resize(fyne.NewSize(1400, 900))
+	u.detail.inline = true
+	u.SetThemeMode(ThemeLight)
+	w.Resize(fyne.NewSize(1280, 820))
 	shot := func(name string) {
 		f, err := os.Create(filepath.Join(out, name))
 		if err != nil {
@@ -112,13 +112,13 @@ func TestRenderFramesScreenshots(t *testing.T) {
 		}
 	}
 	u.SelectID(h2)
-	u.detail.tabs.SelectIndex(4) // Frames
+	u.detail.tabs.SelectIndex(3) // Frames
 	shot("frames-h2-h3.png")
 	u.SelectID(h3)
-	u.detail.tabs.SelectIndex(4)
+	u.detail.tabs.SelectIndex(3)
 	u.detail.frames.typ.SetSelected("HEADERS")
 	shot("frames-h3-headers.png")
 	u.SelectID(ws)
-	u.detail.tabs.SelectIndex(5) // WebSocket
+	u.detail.tabs.SelectIndex(4) // WebSocket
 	shot("websocket.png")
 }

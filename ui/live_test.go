@@ -12,8 +12,7 @@ import (
 	"time"
 
 	"fyne.io/fyne/v2"
-	"fyne.io/fyne/v2/test"
-	"fyne.io/fyne/v2/widget"
+	"fyne.io/fyne/v2/canvas"
 
 	"inspector/engine"
 	"inspector/engine/session"
@@ -87,15 +86,15 @@ func TestLiveTrafficThroughRealEngine(t *testing.T) {
 		t.Fatalf("row = %+v", r)
 	}
 	i := u.model.IndexOf(id)
-	u.list.table.Select(widget.TableCellID{Row: i, Col: 0})
-	if got := u.detail.resp.headers.label.Text; !strings.Contains(got, "X-Origin: yes") {
+	u.list.click(i, 0)
+	if got := u.detail.resp.headers.text; !strings.Contains(got, "X-Origin: yes") {
 		t.Fatalf("response headers = %q", got)
 	}
-	if got := u.detail.resp.body.text.label.Text; !strings.Contains(got, "\"hello\": \"world\"") {
+	if got := u.detail.resp.body.text.Text(); !strings.Contains(got, "\"hello\": \"world\"") {
 		t.Fatalf("body = %q", got)
 	}
 	u.ToggleCapture()
-	if eng.Capturing() || !strings.Contains(u.status.Text(), "capture OFF") || u.capture.Text != "Resume capture" {
+	if eng.Capturing() || !strings.Contains(u.status.Text(), "capture OFF") || !strings.Contains(u.tools.capture.Tip(), "Resume capture") {
 		t.Fatalf("capture toggle: engine %v, status %q", eng.Capturing(), u.status.Text())
 	}
 }
@@ -125,7 +124,7 @@ func TestLargeListCreatesOnlyVisibleCells(t *testing.T) {
 		t.Fatal("no cells created: the table was not laid out")
 	}
 	for _, row := range []int{1000, 100_000, 199_999, 0} {
-		u.list.table.ScrollTo(widget.TableCellID{Row: row, Col: 0})
+		u.list.scrollTo(row)
 	}
 	if u.list.created > 2000 {
 		t.Fatalf("%d cells created for 200,000 rows", u.list.created)
@@ -141,7 +140,7 @@ func BenchmarkScrollMillionRows(b *testing.B) {
 	row, start := 0, u.list.created
 	for b.Loop() {
 		row = (row + 377_777) % 1_000_000
-		u.list.table.ScrollTo(widget.TableCellID{Row: row, Col: 0})
+		u.list.scrollTo(row)
 	}
 	b.ReportMetric(float64(u.list.created-start)/float64(b.N), "cells-created/op")
 }
@@ -173,27 +172,13 @@ func TestRowUpdatedWhileTheNextBegins(t *testing.T) {
 	done := begin
 	done.InFlight, done.Status = false, 502
 	u.ApplyBatch(viewmodel.Batch{Rows: []session.Summary{done, {ID: 2, Method: "GET", Host: "a.example", Path: "/y", InFlight: true}}})
-	// The texts of the cells the table has drawn, found through the widget renderers.
+	// The texts of the cells the list has drawn, found through the widget renderers.
 	shown := map[string]bool{}
-	var walk func(o fyne.CanvasObject)
-	walk = func(o fyne.CanvasObject) {
-		if !o.Visible() {
-			return
+	walkDrawn(u.list.list, func(o fyne.CanvasObject) {
+		if tx, ok := o.(*canvas.Text); ok {
+			shown[tx.Text] = true
 		}
-		switch o := o.(type) {
-		case *widget.Label:
-			shown[o.Text] = true
-		case *fyne.Container:
-			for _, c := range o.Objects {
-				walk(c)
-			}
-		case fyne.Widget:
-			for _, c := range test.WidgetRenderer(o).Objects() {
-				walk(c)
-			}
-		}
-	}
-	walk(u.list.table)
+	})
 	if !shown["502"] {
 		t.Fatalf("row 1's status is not shown after it completed; cells show %v", shown)
 	}

@@ -11,8 +11,6 @@ import (
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
-	"fyne.io/fyne/v2/theme"
-	"fyne.io/fyne/v2/widget"
 
 	"inspector/engine/session"
 	"inspector/store"
@@ -32,10 +30,11 @@ func TestRenderScreenshots(t *testing.T) {
 	}
 	defer st.Close()
 	a := test.NewTempApp(t)
-	a.Settings().SetTheme(theme.LightTheme())
 	w := test.NewTempWindow(t, nil)
-	u := New(a, w, Deps{Store: st})
-	w.Resize(fyne.NewSize(1400, 900))
+	u := New(a, w, Deps{Store: st, HAR: StoreHAR("screenshots")})
+	u.detail.inline = true
+	u.SetThemeMode(ThemeLight)
+	w.Resize(fyne.NewSize(1280, 820))
 	if u.model.Len() < 5 {
 		t.Fatalf("only %d stored sessions; did the sample traffic run?", u.model.Len())
 	}
@@ -54,6 +53,7 @@ func TestRenderScreenshots(t *testing.T) {
 		return 0
 	}
 	shot := func(name string) {
+		w.Content().Refresh()
 		img := w.Canvas().Capture()
 		f, err := os.Create(filepath.Join(out, name))
 		if err != nil {
@@ -64,49 +64,80 @@ func TestRenderScreenshots(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	exchange := func(req, resp int) {
+		u.detail.tabs.SelectIndex(0)
+		u.detail.req.tabs.SelectIndex(req)
+		u.detail.resp.tabs.SelectIndex(resp)
+	}
+	// The detail pane dragged taller than its default (which leaves the list 25 rows).
+	u.listSplit.SetOffset(0.42)
+	// Request headers beside the pretty JSON response body.
 	u.SelectID(find("/api/users?"))
-	u.detail.tabs.SelectIndex(1) // Response
-	u.detail.resp.tabs.SelectIndex(2)
+	exchange(0, 1)
+	shot("detail.png")
 	shot("json-body.png")
-
-	u.detail.tabs.SelectIndex(0) // Request headers
-	u.detail.req.tabs.SelectIndex(0)
+	exchange(0, 0)
 	shot("headers.png")
-
-	u.detail.req.tabs.SelectIndex(3) // Request cookies
+	exchange(3, 2) // request cookies, raw response
 	shot("cookies.png")
-
-	u.detail.tabs.SelectIndex(1) // Response
-	u.detail.resp.tabs.SelectIndex(1)
 	shot("raw.png")
 
 	u.SelectID(find("/login"))
-	u.detail.tabs.SelectIndex(0)
-	u.detail.req.tabs.SelectIndex(4) // Query/Form
+	exchange(4, 1) // query and form
 	shot("query-form.png")
 
 	u.SelectID(find("/download.bin"))
-	u.detail.tabs.SelectIndex(1)
-	u.detail.resp.tabs.SelectIndex(2)
+	exchange(0, 1)
 	shot("hex-body.png")
 
 	u.SelectID(find("https://localhost"))
-	u.detail.tabs.SelectIndex(2) // Timing
+	u.detail.tabs.SelectIndex(1) // Timing
 	shot("timing.png")
-	u.detail.tabs.SelectIndex(3) // TLS
+	u.detail.tabs.SelectIndex(2) // TLS
 	shot("tls.png")
 
 	u.SelectID(find("/logo.png"))
-	u.detail.tabs.SelectIndex(1)
-	u.detail.resp.tabs.SelectIndex(2)
+	exchange(0, 1)
 	shot("image.png")
 
-	a.Settings().SetTheme(theme.DarkTheme())
+	// The collapsible JSON tree.
 	u.SelectID(find("/api/orders"))
-	u.detail.tabs.SelectIndex(1)
-	u.detail.resp.tabs.SelectIndex(2)
-	w.Content().Refresh()
+	exchange(0, 1)
+	u.detail.resp.body.mode.SetSelected("Tree")
+	u.detail.resp.body.tree.tree.OpenAllBranches()
+	shot("tree.png")
+	u.detail.resp.body.mode.SetSelected("Pretty")
+
+	// Find in a body.
+	u.SelectID(find("/api/users?"))
+	exchange(0, 1)
+	u.detail.resp.body.openFind()
+	u.detail.resp.body.findEntry.SetText("name")
+	u.detail.resp.body.FindNext(1)
+	shot("find.png")
+	u.detail.resp.body.closeFind()
+
+	// A multi-selection and its context menu, at the default split.
+	u.listSplit.SetOffset(0.72)
+	u.setFollow(false)
+	u.model.SelectOnly(u.model.At(1).ID)
+	u.model.ExtendTo(u.model.At(3).ID)
+	u.selectionChanged()
+	u.showContextMenu(fyne.NewPos(520, 150))
+	shot("context-menu.png")
+	u.win.Canvas().Overlays().Top().Hide()
+
+	// The dark theme over a gzip-encoded JSON body, decoded.
+	u.listSplit.SetOffset(0.42)
+	u.SetThemeMode(ThemeDark)
+	u.SelectID(find("/api/orders"))
+	exchange(0, 1)
 	shot("dark.png")
+
+	// Request and response stacked in a narrow window.
+	u.listSplit.SetOffset(0.3)
+	w.Resize(fyne.NewSize(860, 820))
+	shot("stacked.png")
 }
 
 // TestRenderPagedScreenshot renders the list over a store of 1,000,000 sessions scrolled
@@ -146,22 +177,22 @@ func TestRenderPagedScreenshot(t *testing.T) {
 	}
 	posts := make(chan func(), 64)
 	a := test.NewTempApp(t)
-	a.Settings().SetTheme(theme.LightTheme())
 	w := test.NewTempWindow(t, nil)
 	u := New(a, w, Deps{Store: st, Post: func(f func()) { posts <- f }})
-	w.Resize(fyne.NewSize(1400, 900))
+	u.detail.inline = true
+	u.SetThemeMode(ThemeLight)
+	w.Resize(fyne.NewSize(1280, 820))
 	for u.model.Stored() == nil {
 		(<-posts)()
 	}
-	u.follow.SetChecked(false)
+	u.setFollow(false)
 	const row = 400_000
-	u.list.table.ScrollTo(widget.TableCellID{Row: row, Col: 0})
+	u.list.scrollTo(row)
 	for !u.model.Stored().Cached(row) || !u.model.Stored().Cached(row+12) {
 		u.model.At(row + 12)
 		(<-posts)()
 	}
 	u.SelectID(u.model.At(row).ID)
-	u.detail.tabs.SelectIndex(1) // Response headers
 	u.hosts.tree.OpenAllBranches()
 	u.status.update()
 	img := w.Canvas().Capture()

@@ -26,6 +26,9 @@ type statusBar struct {
 	lastCount uint64
 	lastAt    time.Time
 	rate      float64
+
+	note     *widget.Label // flashed messages ("Copied URL")
+	flashGen int
 }
 
 func newStatusBar(u *UI) *statusBar {
@@ -33,7 +36,12 @@ func newStatusBar(u *UI) *statusBar {
 	s.label.Truncation = fyne.TextTruncateEllipsis
 	s.caBtn = widget.NewButton("CA…", s.caDialog)
 	s.proxyBtn = widget.NewButton("System proxy…", s.proxyDialog)
-	s.box = container.NewBorder(nil, nil, nil, container.NewHBox(s.caLabel, s.caBtn, s.proxyBtn), s.label)
+	s.note = widget.NewLabel("")
+	s.note.Importance = widget.SuccessImportance
+	s.note.Hide()
+	s.caBtn.Importance = widget.LowImportance
+	s.proxyBtn.Importance = widget.LowImportance
+	s.box = container.NewBorder(nil, nil, nil, container.NewHBox(s.note, s.caLabel, s.caBtn, s.proxyBtn), s.label)
 	s.refreshOS()
 	s.update()
 	return s
@@ -72,14 +80,11 @@ func (s *statusBar) update() {
 	} else {
 		parts = append(parts, "No proxy running (viewer)")
 	}
+	count := s.countText()
 	m := s.u.model
 	paged, pagedShown := m.Paged()
-	count := fmt.Sprintf("%d sessions", m.Total())
-	if m.Len() != m.Total() {
-		count = fmt.Sprintf("%d of %d sessions shown", m.Len(), m.Total())
-	}
 	if paged > 0 && pagedShown {
-		count = fmt.Sprintf("%d sessions shown (%d in memory, older ones paged from the store)", m.Len(), m.Total())
+		count += fmt.Sprintf(" (%d in memory, older ones paged from the store)", m.Total())
 	} else if paged > 0 {
 		col, _ := m.Sort()
 		count += fmt.Sprintf(" (sorted by %s over the newest %d only; sort by # to page through %d older ones)",
@@ -110,7 +115,60 @@ func (s *statusBar) update() {
 	if s.u.loadErr != nil {
 		parts = append(parts, "store error: "+s.u.loadErr.Error())
 	}
+	if s.u.deps.PrefsErr != nil {
+		parts = append(parts, s.u.deps.PrefsErr.Error())
+	}
+	if n := s.u.model.SelectionLen(); n > 1 {
+		parts = append(parts, fmt.Sprintf("%d selected", n))
+	}
+	if s.u.deps.ReadOnly {
+		parts = append([]string{"Read-only viewer"}, parts...)
+	}
 	s.label.SetText(strings.Join(parts, " · "))
+}
+
+// countText is "N sessions", or "N of M shown" while any filter (expression, quick text,
+// host) is in force: M counts every session, also when a body or header filter made the
+// window load only the store's matches.
+func (s *statusBar) countText() string {
+	m := s.u.model
+	shown := m.Len()
+	all := m.Total()
+	if st := s.u.deps.Store; st != nil {
+		inflight := 0
+		if e := s.u.deps.Engine; e != nil {
+			inflight = e.Stats().InFlight
+		}
+		all = max(all, int(st.Stats().Sessions)+inflight)
+	}
+	if s.u.filter.active() {
+		return fmt.Sprintf("%d of %d shown", shown, all)
+	}
+	return fmt.Sprintf("%d sessions", max(shown, all))
+}
+
+// flash shows a short message (copy feedback) at the right of the status bar until the
+// next one; it fades after a few seconds.
+func (s *statusBar) flash(msg string) {
+	s.flashGen++
+	gen := s.flashGen
+	s.note.SetText(msg)
+	s.note.Show()
+	time.AfterFunc(4*time.Second, func() {
+		s.u.post(func() {
+			if gen == s.flashGen {
+				s.note.Hide()
+			}
+		})
+	})
+}
+
+// Note is the last flashed message, "" when none is shown (for tests).
+func (s *statusBar) Note() string {
+	if !s.note.Visible() {
+		return ""
+	}
+	return s.note.Text
 }
 
 // refreshOS updates the CA label from the OS integration.
@@ -181,7 +239,16 @@ func (s *statusBar) proxyDialog() {
 	dialog.ShowCustom("System proxy", "Close", container.NewVBox(widget.NewLabel(msg), container.NewHBox(enable, disable)), s.u.win)
 }
 
-// osAction runs a possibly slow OS call off the UI goroutine and reports the outcome.
+// osDone says in words what each OS action did.
+var osDone = map[string]string{
+	"Install CA":           "The Inspector root CA was added to this system's trust store: HTTPS traffic through Inspector is decrypted without certificate warnings in clients that use it.",
+	"Remove CA":            "The Inspector root CA was removed from this system's trust store: clients no longer trust Inspector's certificates.",
+	"Enable system proxy":  "The system proxy now points at Inspector; the previous setting is restored when you turn it off or Inspector exits.",
+	"Disable system proxy": "The system proxy was restored to what it was before Inspector changed it.",
+}
+
+// osAction runs a possibly slow OS call off the UI goroutine and reports the outcome in
+// words.
 func (s *statusBar) osAction(title string, f func() error) {
 	go func() {
 		err := f()
@@ -189,9 +256,14 @@ func (s *statusBar) osAction(title string, f func() error) {
 			if err != nil {
 				dialog.ShowError(fmt.Errorf("%s failed: %w", title, err), s.u.win)
 			} else {
-				dialog.ShowInformation(title, title+": done.", s.u.win)
+				msg, ok := osDone[title]
+				if !ok {
+					msg = title + ": done."
+				}
+				dialog.ShowInformation(title, msg, s.u.win)
 			}
 			s.refreshOS()
+			s.u.start.refresh()
 		})
 	}()
 }

@@ -16,15 +16,16 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"sync"
 	"time"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
-	"fyne.io/fyne/v2/widget"
 
 	"inspector/engine"
 	"inspector/engine/session"
 	"inspector/store"
+	"inspector/ui/render"
 	"inspector/ui/viewmodel"
 )
 
@@ -95,7 +96,27 @@ type Deps struct {
 	// Post runs f on the UI goroutine; fyne.Do when nil. Background work (paging the
 	// store) hands its results over with it; tests set it to run them on the test goroutine.
 	Post func(f func())
+	// Prefs stores the window's preferences; the app's (shared by every instance) when
+	// nil. The composition root passes a FilePrefs in the data directory.
+	Prefs Prefs
+	// PrefsErr is the error loading Prefs, shown in the status bar.
+	PrefsErr error
+	// CA is the root CA certificate (PEM) for the start page's "Save CA file…" and
+	// fingerprint; nil hides them.
+	CA func() []byte
+	// ReadOnly makes the window a viewer (File ▸ Open HAR / Open store): no capture,
+	// delete or import.
+	ReadOnly bool
+	// OpenStore opens another data directory's store read-only for File ▸ Open store…;
+	// nil disables the item. The returned func closes it.
+	OpenStore func(dir string) (Store, func() error, error)
+	// Viewer opens a read-only viewer window on d titled title (File ▸ Open HAR / Open
+	// store). nil: the UI opens one itself with the same app.
+	Viewer func(title string, d Deps)
 }
+
+// warmOnce compiles the syntax lexers once per process, in the background.
+var warmOnce sync.Once
 
 // recentCap is how many completed sessions are kept in memory for the detail pane while
 // the store's writer may not have committed them yet.
@@ -116,9 +137,28 @@ type UI struct {
 	detail  *detailPane
 	status  *statusBar
 	hosts   *hostList
-	follow  *widget.Check
-	capture *widget.Button
+	start   *startPage
+	menus   *menus
+	tools   *toolbar
 	content fyne.CanvasObject
+
+	prefs Prefs
+	theme *appTheme
+	// following scrolls to the newest session as they arrive (View ▸ Follow newest).
+	following bool
+	listStack *fyne.Container // the list, or the start page while there are no sessions
+	listSplit *container.Split
+	hostSplit *container.Split
+	hostsOn   bool
+	// onCopy reports a copy in the status bar ("Copied URL"); tests read lastCopy.
+	lastCopy string
+	// compare is the "Compare with…" hook (SetCompareHook); nil keeps the item disabled.
+	compare func(a, b *session.Session)
+	// inDetail is set by a click in the detail pane and cleared by one in the list: where
+	// Ctrl+F finds.
+	inDetail bool
+	// viewers are the read-only windows opened from this one.
+	viewers []*UI
 
 	pump  *viewmodel.Pump
 	debug *debugViews
@@ -142,51 +182,108 @@ type UI struct {
 func New(a fyne.App, w fyne.Window, d Deps) *UI {
 	u := &UI{
 		app: a, win: w, deps: d,
-		model:  viewmodel.New(d.MaxRows),
-		recent: make(map[session.ID]*session.Session),
+		model:     viewmodel.New(d.MaxRows),
+		recent:    make(map[session.ID]*session.Session),
+		prefs:     d.Prefs,
+		following: true,
 	}
+	if u.prefs == nil {
+		u.prefs = a.Preferences()
+	}
+	warmOnce.Do(func() { go render.WarmTokens() })
+	u.loadTheme()
 	u.list = newSessionList(u)
 	u.filter = newFilterBar(u)
 	u.detail = newDetailPane(u)
 	u.status = newStatusBar(u)
 	u.hosts = newHostList(u)
-	u.follow = widget.NewCheck("Follow newest", func(on bool) {
-		if on {
-			u.scrollToNewest()
-		}
-	})
-	u.follow.SetChecked(true)
-	u.capture = widget.NewButton("Pause capture", u.ToggleCapture)
-	u.updateCaptureButton()
+	u.start = newStartPage(u)
 	u.debug = newDebugViews(u, d.Debug)
+	u.tools = newToolbar(u)
+	u.menus = newMenus(u)
+	u.updateCaptureButton()
 
-	toolbar := container.NewHBox(
-		u.capture,
-		widget.NewButton("Clear", u.confirmClear),
-		widget.NewButton("Delete", u.DeleteSelected),
-		widget.NewButton("Export HAR…", u.exportDialog),
-		widget.NewButton("Import HAR…", u.importDialog),
-		widget.NewButton("Copy URL", u.CopyURL),
-		widget.NewButton("Copy as curl", u.CopyCurl),
-		u.list.columnsButton(),
-		u.follow,
-		widget.NewButton("Shortcuts", u.ShowShortcuts),
-	)
-	debugRow := container.NewHBox(u.debug.toolbar()...)
-	listPane := container.NewHSplit(u.hosts.object(), u.list.table)
-	listPane.SetOffset(0.16)
-	split := container.NewVSplit(listPane, u.detail.object())
-	split.SetOffset(0.5)
+	u.listStack = container.NewStack(u.list.object(), u.start.object())
+	u.hostSplit = container.NewHSplit(u.hosts.object(), u.listStack)
+	u.hostSplit.SetOffset(u.prefs.FloatWithFallback(prefSplitHosts, 0.15))
+	u.hostsOn = u.prefs.String(prefHosts) != "off"
+	var top fyne.CanvasObject = u.listStack
+	if u.hostsOn {
+		top = u.hostSplit
+	}
+	u.listSplit = container.NewVSplit(top, u.detail.object())
+	u.listSplit.SetOffset(u.prefs.FloatWithFallback(prefSplitList, 0.72))
 	u.content = container.NewBorder(
-		container.NewVBox(toolbar, debugRow, u.filter.object()),
+		container.NewBorder(nil, nil, u.tools.object(), nil, u.filter.object()),
 		u.status.object(),
 		nil, nil,
-		split,
+		u.listSplit,
 	)
 	w.SetContent(u.content)
+	w.SetMainMenu(u.menus.main)
+	w.SetOnDropped(u.dropped)
 	u.addShortcuts()
 	u.Reload()
+	u.updateStart()
 	return u
+}
+
+// SetCompareHook wires Edit ▸ Compare with… and the context menu's "Compare with…" to
+// the diff window: f gets the two sessions (the primary selection first). Until it is
+// set, the items are shown disabled.
+func (u *UI) SetCompareHook(f func(a, b *session.Session)) {
+	u.compare = f
+	u.menus.refreshChecks()
+}
+
+// setFollow turns "follow newest" on or off.
+func (u *UI) setFollow(on bool) {
+	if u.following == on {
+		return
+	}
+	u.following = on
+	if on {
+		u.scrollToNewest()
+	}
+	u.menus.refreshChecks()
+	u.tools.refresh()
+}
+
+// Following reports whether the list follows the newest session.
+func (u *UI) Following() bool { return u.following }
+
+// SetHostsShown shows or hides the host tree and persists the choice.
+func (u *UI) SetHostsShown(on bool) {
+	u.hostsOn = on
+	if on {
+		u.hostSplit.Trailing = u.listStack
+		u.listSplit.Leading = u.hostSplit
+		u.prefs.SetString(prefHosts, "on")
+	} else {
+		u.listSplit.Leading = u.listStack
+		u.prefs.SetString(prefHosts, "off")
+	}
+	u.listSplit.Refresh()
+	u.menus.refreshChecks()
+}
+
+// saveSplits persists the split positions (called by the status ticker and on close).
+func (u *UI) saveSplits() {
+	u.prefs.SetFloat(prefSplitList, u.listSplit.Offset)
+	u.prefs.SetFloat(prefSplitHosts, u.hostSplit.Offset)
+	u.prefs.SetFloat(prefSplitDetail, u.detail.split.Offset)
+}
+
+// updateStart shows the start page while nothing was captured and no filter is typed.
+func (u *UI) updateStart() {
+	empty := u.model.Total() == 0 && u.model.Stored().Len() == 0 && u.filter.empty() && !u.deps.ReadOnly
+	if empty {
+		u.start.show()
+		u.list.object().Hide()
+	} else {
+		u.start.hide()
+		u.list.object().Show()
+	}
 }
 
 // Model exposes the view-model (for tests and the composition root's diagnostics).
@@ -211,7 +308,10 @@ func (u *UI) Start(ctx context.Context) {
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				fyne.Do(u.status.update)
+				fyne.Do(func() {
+					u.status.update()
+					u.saveSplits()
+				})
 			}
 		}
 	}()
@@ -227,6 +327,11 @@ func (u *UI) ApplyBatch(b viewmodel.Batch) {
 	}
 	ch := u.model.Upsert(b.Rows)
 	u.changed(ch)
+	for _, s := range b.Completed {
+		if s.ID == u.detail.shown {
+			u.detail.show(s.ID) // the in-flight session shown has completed
+		}
+	}
 	if ch.Evicted > 0 && u.deps.Store != nil {
 		// The oldest held rows were dropped: page them from the store instead.
 		if lo, ok := u.model.OldestComplete(); ok {
@@ -378,7 +483,7 @@ func (u *UI) changed(ch viewmodel.Change) {
 	if !ch.Any() {
 		return
 	}
-	if u.follow.Checked && ch.Added > 0 && u.model.Len() > 0 {
+	if u.following && ch.Added > 0 && u.model.Len() > 0 {
 		u.scrollToNewest()
 	}
 	// Always refresh: scrolling redraws only when the table actually moves, so a row
@@ -389,6 +494,7 @@ func (u *UI) changed(ch viewmodel.Change) {
 		u.hosts.refresh()
 	}
 	u.status.update()
+	u.updateStart()
 }
 
 func (u *UI) scrollToNewest() {
@@ -396,9 +502,9 @@ func (u *UI) scrollToNewest() {
 		return
 	}
 	if col, desc := u.model.Sort(); col == viewmodel.ColID && desc {
-		u.list.table.ScrollToTop()
+		u.list.list.ScrollToTop()
 	} else {
-		u.list.table.ScrollToBottom()
+		u.list.list.ScrollToBottom()
 	}
 }
 
@@ -425,25 +531,69 @@ func (u *UI) session(id session.ID) (*session.Session, error) {
 	return u.deps.Store.Get(id)
 }
 
-// SelectID selects a session by id, scrolls to it and shows it in the detail pane.
+// SelectID makes id the only selected session, scrolls to it and shows it in the detail
+// pane.
 func (u *UI) SelectID(id session.ID) {
-	u.model.Select(id)
+	u.model.SelectOnly(id)
 	if i := u.model.IndexOf(id); i >= 0 {
-		u.list.selectRow(i)
+		u.list.scrollTo(i)
 	}
-	u.detail.show(id)
+	u.detail.shown = 0 // show it again even when it is shown
+	u.selectionChanged()
+}
+
+// selectionChanged redraws the highlight and shows the primary selected session.
+func (u *UI) selectionChanged() {
+	u.list.list.Refresh()
+	if id, ok := u.model.Selected(); ok {
+		if u.detail.shown != id {
+			u.detail.show(id)
+		}
+	} else {
+		u.detail.reset()
+	}
+	u.status.update()
+	u.tools.refresh()
+}
+
+// SelectAll selects every visible session (Edit ▸ Select all, Ctrl+A in the list).
+func (u *UI) SelectAll() {
+	u.model.SelectAll()
+	u.selectionChanged()
+}
+
+// SelectedIDs returns the selected session ids in capture order.
+func (u *UI) SelectedIDs() []session.ID { return u.model.SelectedIDs() }
+
+// SelectedSessions loads the selected sessions in capture order; sessions that cannot be
+// loaded (deleted meanwhile) are left out.
+func (u *UI) SelectedSessions() []*session.Session {
+	var out []*session.Session
+	for _, id := range u.model.SelectedIDs() {
+		if s, err := u.session(id); err == nil {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // Step moves the selection to the next (+1) or previous (-1) visible session.
-func (u *UI) Step(delta int) {
-	if i := u.model.Step(delta); i >= 0 {
-		u.follow.SetChecked(false)
-		if r := u.model.At(i); r != nil {
-			u.SelectID(r.ID)
-		} else {
-			u.list.selectRow(i) // its page is loading; the row shows once it arrives
-		}
+func (u *UI) Step(delta int) { u.step(delta, false) }
+
+// step moves (or, with extend, extends) the selection by delta rows.
+func (u *UI) step(delta int, extend bool) {
+	var i int
+	if extend {
+		i = u.model.StepExtend(delta)
+	} else {
+		i = u.model.Step(delta)
 	}
+	if i < 0 {
+		return
+	}
+	u.setFollow(i == u.model.Len()-1 && u.following)
+	u.list.scrollTo(i)
+	u.selectionChanged()
 }
 
 // ToggleCapture turns capture on or off.
@@ -457,15 +607,8 @@ func (u *UI) ToggleCapture() {
 }
 
 func (u *UI) updateCaptureButton() {
-	switch {
-	case u.deps.Engine == nil:
-		u.capture.SetText("Capture (no proxy)")
-		u.capture.Disable()
-	case u.deps.Engine.Capturing():
-		u.capture.SetText("Pause capture")
-	default:
-		u.capture.SetText("Resume capture")
-	}
+	u.tools.refresh()
+	u.menus.refreshChecks()
 }
 
 // selectedSession returns the selected full session, or nil.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"inspector/assets"
 	"inspector/engine"
 	"inspector/platform"
+	"inspector/store"
 	"inspector/ui"
 )
 
@@ -30,7 +32,14 @@ func runWindow(inst *instance) error {
 	sub := inst.engine.Subscribe(4096)
 	defer sub.Close()
 
-	u := ui.New(a, w, windowDeps(inst, sub.C))
+	d := windowDeps(inst, sub.C)
+	d.Viewer = func(title string, vd ui.Deps) {
+		vw := a.NewWindow(title)
+		ui.New(a, vw, vd)
+		vw.Resize(fyne.NewSize(1100, 720))
+		vw.Show()
+	}
+	u := ui.New(a, w, d)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	u.Start(ctx)
@@ -53,7 +62,17 @@ func runWindow(inst *instance) error {
 
 // windowDeps adapts the instance's parts to the UI's interfaces.
 func windowDeps(inst *instance, events <-chan engine.Event) ui.Deps {
-	d := ui.Deps{Events: events, HAR: harCodec()}
+	d := ui.Deps{Events: events, HAR: harCodec(), OpenStore: openStoreReadOnly}
+	// Preferences live in the data directory: two instances on two data directories never
+	// share (or race on) one file.
+	if inst.dataDir != "" {
+		p, err := ui.OpenFilePrefs(filepath.Join(inst.dataDir, "window.json"))
+		d.Prefs, d.PrefsErr = p, err
+	}
+	if inst.ca != nil {
+		ca := inst.ca
+		d.CA = ca.PEM
+	}
 	if inst.store != nil {
 		d.Store = inst.store
 	}
@@ -67,6 +86,16 @@ func windowDeps(inst *instance, events <-chan engine.Event) ui.Deps {
 		d.Debug = inst.debug
 	}
 	return d
+}
+
+// openStoreReadOnly opens another data directory's store for File ▸ Open store… (a
+// read-only viewer; it shares the file with a running instance).
+func openStoreReadOnly(dir string) (ui.Store, func() error, error) {
+	st, err := store.Open(filepath.Join(dir, "sessions.db"), store.Options{ReadOnly: true, LockTimeout: cliLockTimeout})
+	if err != nil {
+		return nil, nil, err
+	}
+	return st, st.Close, nil
 }
 
 // osAdapter implements ui.OS with the platform package.

@@ -111,6 +111,12 @@ func Pretty(kind Kind, contentType string, data []byte) (string, bool) {
 			return text, false
 		}
 		return s, true
+	case KindHTML:
+		s, err := indentHTML(data)
+		if err != nil {
+			return Text(contentType, data), false
+		}
+		return s, true
 	}
 	return text, true
 }

@@ -32,22 +32,24 @@ const (
 type ColumnInfo struct {
 	Key   string  // stable name used to persist choices ("id", "status", …)
 	Title string  // header text
-	Width float32 // default width in Fyne units
+	Width float32 // preferred width in Fyne units (the compact density)
+	Flex  bool    // takes a share of the width left over (StretchWidths)
+	Right bool    // numbers: aligned right
 }
 
 // Columns lists every column, indexed by Column.
 var Columns = [NumColumns]ColumnInfo{
-	ColID:       {"id", "#", 84},
-	ColStatus:   {"status", "Status", 70},
-	ColProto:    {"proto", "Protocol", 80},
-	ColMethod:   {"method", "Method", 80},
-	ColHost:     {"host", "Host", 200},
-	ColPath:     {"path", "Path", 320},
-	ColType:     {"type", "Type", 130},
-	ColReqSize:  {"req", "Req", 70},
-	ColRespSize: {"resp", "Resp", 70},
-	ColDuration: {"dur", "Duration", 80},
-	ColStarted:  {"start", "Start", 100},
+	ColID:       {Key: "id", Title: "#", Width: 52, Right: true},
+	ColStatus:   {Key: "status", Title: "Status", Width: 50},
+	ColProto:    {Key: "proto", Title: "Proto", Width: 50},
+	ColMethod:   {Key: "method", Title: "Method", Width: 64},
+	ColHost:     {Key: "host", Title: "Host", Width: 150, Flex: true},
+	ColPath:     {Key: "path", Title: "Path", Width: 260, Flex: true},
+	ColType:     {Key: "type", Title: "Type", Width: 100},
+	ColReqSize:  {Key: "req", Title: "Req", Width: 52, Right: true},
+	ColRespSize: {Key: "resp", Title: "Resp", Width: 58, Right: true},
+	ColDuration: {Key: "dur", Title: "Duration", Width: 70, Right: true},
+	ColStarted:  {Key: "start", Title: "Start", Width: 92},
 }
 
 // ColumnByKey returns the column with the given Key.
@@ -229,4 +231,40 @@ func cmpOrdered[T int | int64 | float64 | session.ID](a, b T) int {
 		return 1
 	}
 	return 0
+}
+
+// StretchWidths lays out columns across total: each gets its preferred width, and the
+// space left over goes to the flexible ones in proportion to their preferred widths
+// (the columns stretch to the window). When the preferred widths do not fit, every
+// column shrinks in proportion.
+func StretchWidths(pref []float32, flex []bool, total float32) []float32 {
+	out := make([]float32, len(pref))
+	var sum, flexSum float32
+	for i, w := range pref {
+		sum += w
+		if flex[i] {
+			flexSum += w
+		}
+	}
+	if sum <= 0 {
+		return out
+	}
+	if total <= sum || flexSum == 0 {
+		scale := total / sum
+		if total > sum {
+			scale = 1
+		}
+		for i, w := range pref {
+			out[i] = w * scale
+		}
+		return out
+	}
+	extra := total - sum
+	for i, w := range pref {
+		out[i] = w
+		if flex[i] {
+			out[i] += extra * w / flexSum
+		}
+	}
+	return out
 }

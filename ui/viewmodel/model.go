@@ -49,6 +49,8 @@ type Model struct {
 
 	selected    session.ID
 	hasSelected bool
+	sel         map[session.ID]struct{} // the selected ids (selection.go)
+	anchor      session.ID              // where a Shift-extended range starts
 	evicted     uint64
 
 	// stored pages the sessions older than the rows held (see SetStored); nil when none.
@@ -277,6 +279,9 @@ func (m *Model) Delete(ids ...session.ID) Change {
 		return Change{}
 	}
 	m.order = slices.DeleteFunc(m.order, func(r *session.Summary) bool { _, ok := m.rows[r.ID]; return !ok })
+	for _, id := range ids {
+		delete(m.sel, id)
+	}
 	if m.hasSelected {
 		if _, ok := m.rows[m.selected]; !ok {
 			m.hasSelected = false
@@ -324,11 +329,15 @@ func (m *Model) rebuild() {
 
 func (m *Model) sortView() { slices.SortFunc(m.view, m.cmp) }
 
-// Select sets the selection by id; it is kept across filter and sort changes.
-func (m *Model) Select(id session.ID) { m.selected, m.hasSelected = id, true }
+// Select makes id the only selected session; the selection is kept across filter and
+// sort changes (it is a set of ids, see SelectOnly).
+func (m *Model) Select(id session.ID) { m.SelectOnly(id) }
 
 // Unselect clears the selection.
-func (m *Model) Unselect() { m.hasSelected = false }
+func (m *Model) Unselect() {
+	m.hasSelected = false
+	clear(m.sel)
+}
 
 // Selected returns the selected id, if any (it may be filtered out of view).
 func (m *Model) Selected() (session.ID, bool) { return m.selected, m.hasSelected }
@@ -336,7 +345,12 @@ func (m *Model) Selected() (session.ID, bool) { return m.selected, m.hasSelected
 // Step moves the selection by delta visible rows (next: +1, previous: -1), clamped to the
 // visible range, and returns the new display index, or -1 when nothing is visible. With
 // no visible selection it selects the first row (delta > 0) or the last (delta < 0).
-func (m *Model) Step(delta int) int {
+func (m *Model) Step(delta int) int { return m.step(delta, false) }
+
+// StepExtend is Step that extends the selection from its anchor (Shift+Up/Down).
+func (m *Model) StepExtend(delta int) int { return m.step(delta, true) }
+
+func (m *Model) step(delta int, extend bool) int {
 	n := m.Len()
 	if n == 0 {
 		return -1
@@ -354,7 +368,11 @@ func (m *Model) Step(delta int) int {
 		i = min(max(i+delta, 0), n-1)
 	}
 	if r := m.At(i); r != nil {
-		m.Select(r.ID)
+		if extend {
+			m.ExtendTo(r.ID)
+		} else {
+			m.Select(r.ID)
+		}
 	}
 	return i
 }
