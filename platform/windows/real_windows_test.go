@@ -1,0 +1,72 @@
+//go:build windows
+
+package windows
+
+import (
+	"context"
+	"testing"
+
+	"inspector/platform/internal/testca"
+	"inspector/platform/osapi"
+
+	xwin "golang.org/x/sys/windows"
+)
+
+// TestRealRootStores adds a throwaway CA to the real Root stores through crypt32 (the
+// machine's too when elevated, as every Wine process is), removes it and checks that both
+// read paths, crypt32 and the registry keys behind the stores, say it is gone. Under Wine
+// it runs in the throwaway prefix of `make test-windows`; before CertControlStore(COMMIT)
+// was called, Wine's crypt32 kept the certificate in the registry and in a fresh open.
+func TestRealRootStores(t *testing.T) {
+	cert := testca.New(t)
+	thumb := osapi.SHA1(cert)
+	ts := NewTrustStore()
+	ts.Firefox = osapi.FirefoxEnterpriseRoots{}
+	ctx := context.Background()
+	t.Cleanup(func() { ts.Remove(ctx, cert) })
+	locs := []Location{CurrentUser}
+	if xwin.GetCurrentProcessToken().IsElevated() {
+		locs = append(locs, LocalMachine)
+	}
+	if err := ts.Install(ctx, cert); err != nil {
+		t.Fatal(err)
+	}
+	for _, loc := range locs {
+		if !crypt32Has(t, loc, thumb) || !regHas(t, loc, thumb) {
+			t.Fatalf("%v after Install: crypt32 %v, registry %v", loc, crypt32Has(t, loc, thumb), regHas(t, loc, thumb))
+		}
+	}
+	if err := ts.Remove(ctx, cert); err != nil {
+		t.Fatal(err)
+	}
+	for _, loc := range locs {
+		if crypt32Has(t, loc, thumb) || regHas(t, loc, thumb) {
+			t.Fatalf("%v after Remove: crypt32 %v, registry %v", loc, crypt32Has(t, loc, thumb), regHas(t, loc, thumb))
+		}
+	}
+	st, err := ts.Status(ctx, cert)
+	if err != nil || st.Trusted() {
+		t.Fatalf("status after Remove: %v %v", st, err)
+	}
+}
+
+func crypt32Has(t *testing.T, loc Location, thumb []byte) bool {
+	s, err := OpenSystemStore(loc, RootStore)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ok, err := s.Has(thumb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ok
+}
+
+func regHas(t *testing.T, loc Location, thumb []byte) bool {
+	ok, err := registryHas(loc, RootStore, thumb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ok
+}
