@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"syscall"
 	"unsafe"
 
@@ -191,14 +190,13 @@ func (s *sysStore) Close() error { return xwin.CertCloseStore(s.h, 0) }
 // profiles under %APPDATA%.
 func NewTrustStore() *TrustStore {
 	appdata := os.Getenv("APPDATA")
+	home, _ := os.UserHomeDir()
 	return &TrustStore{
 		Open:     OpenSystemStore,
 		Elevated: func() bool { return xwin.GetCurrentProcessToken().IsElevated() },
 		Persisted: func(loc Location, sha1 []byte) (bool, error) {
 			return registryHas(loc, RootStore, sha1)
 		},
-		Firefox: osapi.FirefoxEnterpriseRoots{ProfileGlobs: []string{
-			filepath.Join(appdata, "Mozilla", "Firefox", "Profiles", "*"),
-		}},
+		Firefox: osapi.FirefoxEnterpriseRoots{Roots: osapi.FirefoxRoots("windows", home, appdata)},
 	}
 }

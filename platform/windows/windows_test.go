@@ -145,13 +145,15 @@ func TestTrustStoreCurrentUser(t *testing.T) {
 	os.MkdirAll(profile, 0o700)
 	os.WriteFile(filepath.Join(profile, "prefs.js"), []byte("// prefs\n"), 0o600)
 	os.WriteFile(filepath.Join(profile, "user.js"), []byte(`user_pref("a", 1);`), 0o600)
+	os.WriteFile(filepath.Join(filepath.Dir(filepath.Dir(profile)), "profiles.ini"),
+		[]byte("[Profile0]\r\nName=default\r\nIsRelative=1\r\nPath=Profiles/x.default\r\n"), 0o600)
 	ts := &TrustStore{
 		Open: func(loc Location, name string) (CertStore, error) {
 			opened = append(opened, loc.String()+"/"+name)
 			return stores[loc], nil
 		},
 		Elevated: func() bool { return false },
-		Firefox:  osapi.FirefoxEnterpriseRoots{ProfileGlobs: []string{filepath.Join(filepath.Dir(profile), "*")}},
+		Firefox:  osapi.FirefoxEnterpriseRoots{Roots: []string{filepath.Dir(filepath.Dir(profile))}},
 	}
 	ctx := context.Background()
 	if err := ts.Install(ctx, cert); err != nil {
