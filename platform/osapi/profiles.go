@@ -35,13 +35,18 @@ func FirefoxRoots(goos, home, appData string) []string {
 	case "darwin":
 		return []string{filepath.Join(home, "Library", "Application Support", "Firefox")}
 	}
-	return []string{
+	roots := []string{
 		filepath.Join(home, ".mozilla", "firefox"),
 		filepath.Join(home, ".config", "mozilla", "firefox"), // Firefox 147+ (XDG layout)
 		filepath.Join(home, "snap", "firefox", "common", ".mozilla", "firefox"),
 		filepath.Join(home, ".var", "app", "org.mozilla.firefox", ".mozilla", "firefox"),
 		filepath.Join(home, ".var", "app", "org.mozilla.firefox", "config", "mozilla", "firefox"),
 	}
+	// Firefox honours $XDG_CONFIG_HOME when it is an absolute path.
+	if x := os.Getenv("XDG_CONFIG_HOME"); filepath.IsAbs(x) && filepath.Clean(x) != filepath.Join(home, ".config") {
+		roots = append(roots, filepath.Join(x, "mozilla", "firefox"))
+	}
+	return roots
 }
 
 // FirefoxProfiles lists every profile of every profiles.ini in roots, each folder once. A
