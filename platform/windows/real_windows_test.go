@@ -4,6 +4,9 @@ package windows
 
 import (
 	"context"
+	"net"
+	"os"
+	"strings"
 	"testing"
 
 	"inspector/platform/internal/testca"
@@ -69,4 +72,32 @@ func regHas(t *testing.T, loc Location, thumb []byte) bool {
 		t.Fatal(err)
 	}
 	return ok
+}
+
+// TestRealProcessOf: a connection made by this process is attributed to it through
+// GetExtendedTcpTable (under Wine: Wine's iphlpapi).
+func TestRealProcessOf(t *testing.T) {
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	c, err := net.Dial("tcp4", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	s, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	p, err := ProcessOf(s.RemoteAddr().(*net.TCPAddr).AddrPort(), s.LocalAddr().(*net.TCPAddr).AddrPort())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.PID != os.Getpid() || !strings.HasSuffix(strings.ToLower(p.Name), ".exe") {
+		t.Fatalf("found %+v, want pid %d and an .exe name", p, os.Getpid())
+	}
+	t.Logf("attributed to %+v", p)
 }
