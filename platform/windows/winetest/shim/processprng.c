@@ -2,6 +2,7 @@
  * bcryptprimitives.dll at start-up. A test-harness shim, never shipped: it forwards to
  * RtlGenRandom (advapi32!SystemFunction036). Build:
  *   x86_64-w64-mingw32-gcc -shared -O2 -o bcryptprimitives.dll processprng.c processprng.def -ladvapi32
+ * (make test-windows does)
  * and run with WINEDLLOVERRIDES=bcryptprimitives=n and the DLL in the prefix's system32. */
 #include <windows.h>
 
