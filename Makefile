@@ -14,7 +14,7 @@ APT_PKGS  := gcc libgl1-mesa-dev xorg-dev curl ca-certificates libnss3-tools lib
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps build run headless test test-core test-ui cross bench fuzz fuzz-short h2spec screenshots package clean \
+.PHONY: all deps build run headless test test-core test-ui cross bench fuzz fuzz-short h2spec screenshots package package-tarxz clean \
         windows-deps windows-exe test-windows test-windows-if-possible test-firefox package-deb package-windows
 
 all: build
@@ -150,10 +150,28 @@ test-windows-if-possible:
 	else echo "make test: test-windows NOT run: wine64 / gcc-mingw-w64-x86-64 could not be installed"; fi
 
 # Linux desktop bundle (inspector.tar.xz with the .desktop entry and icon) with the fyne
-# tool, which reads FyneApp.toml from the main package's folder.
+# tool, which reads FyneApp.toml from the main package's folder, and the .deb; each is
+# smoke-tested (the .deb unpacked into a scratch root starts headless).
 FYNE_TOOL := fyne.io/tools/cmd/fyne@v1.7.4
-package: deps
+package: package-tarxz package-deb
+
+package-tarxz: deps
 	cp FyneApp.toml cmd/inspector/FyneApp.toml
 	cd cmd/inspector && $(GO) run $(FYNE_TOOL) package -os linux -tags $(TAGS) -release; \
 	  status=$$?; rm -f FyneApp.toml fyne_metadata_init.go; exit $$status
 	mv cmd/inspector/*.tar.xz . 2>/dev/null || true
+
+package-deb: deps
+	@mkdir -p bin dist
+	$(GO) build -tags $(TAGS) -ldflags "-s -w" -o bin/inspector-linux ./cmd/inspector
+	deb=$$(.ci/package-deb.sh bin/inspector-linux dist) && echo "built $$deb" && .ci/package-smoke.sh deb "$$deb"
+
+# Windows .exe with icon, version info and manifest (the fyne tool writes them as a .syso
+# from FyneApp.toml and builds with mingw), smoke-tested with `inspector help` under Wine.
+package-windows: windows-deps $(WINE_OUT)/bcryptprimitives.dll
+	@mkdir -p dist
+	cp FyneApp.toml cmd/inspector/FyneApp.toml
+	cd cmd/inspector && CGO_ENABLED=1 CC=$(MINGW_CC) $(GO) run $(FYNE_TOOL) package -os windows -tags $(TAGS) -release -name Inspector; \
+	  status=$$?; rm -f FyneApp.toml fyne_metadata_init.go *.syso; exit $$status
+	mv cmd/inspector/Inspector.exe dist/Inspector.exe
+	.ci/package-smoke.sh exe dist/Inspector.exe $(WINE_OUT)/bcryptprimitives.dll
