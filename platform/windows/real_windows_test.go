@@ -4,10 +4,13 @@ package windows
 
 import (
 	"context"
+	"io"
 	"net"
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"inspector/platform/internal/testca"
 	"inspector/platform/osapi"
@@ -100,4 +103,53 @@ func TestRealProcessOf(t *testing.T) {
 		t.Fatalf("found %+v, want pid %d and an .exe name", p, os.Getpid())
 	}
 	t.Logf("attributed to %+v", p)
+}
+
+// TestRealProcessOfChild: a connection from another process (this test binary re-run as a
+// client) is attributed to that process's PID.
+func TestRealProcessOfChild(t *testing.T) {
+	if addr := os.Getenv("INSPECTOR_PROCESS_CHILD"); addr != "" {
+		t.Skip("child side")
+	}
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	child := exec.Command(os.Args[0], "-test.run", "^TestProcessChildHelper$")
+	child.Env = append(os.Environ(), "INSPECTOR_PROCESS_CHILD="+ln.Addr().String())
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer child.Wait()
+	ln.(*net.TCPListener).SetDeadline(time.Now().Add(time.Minute))
+	s, err := ln.Accept()
+	if err != nil {
+		child.Process.Kill()
+		t.Fatal(err)
+	}
+	p, err := ProcessOf(s.RemoteAddr().(*net.TCPAddr).AddrPort(), s.LocalAddr().(*net.TCPAddr).AddrPort())
+	s.Close() // the child exits on EOF
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.PID != child.Process.Pid || p.PID == os.Getpid() {
+		t.Fatalf("found %+v, want the child's pid %d", p, child.Process.Pid)
+	}
+	t.Logf("attributed to %+v", p)
+}
+
+// TestProcessChildHelper is the client side of TestRealProcessOfChild.
+func TestProcessChildHelper(t *testing.T) {
+	addr := os.Getenv("INSPECTOR_PROCESS_CHILD")
+	if addr == "" {
+		t.Skip("run by TestRealProcessOfChild")
+	}
+	c, err := net.Dial("tcp4", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(time.Minute))
+	io.Copy(io.Discard, c)
 }

@@ -94,13 +94,24 @@ func (w *wineEnv) waitServer() {
 	}
 }
 
-// run runs a command in the prefix with a timeout and returns its combined output.
+// run runs a command in the prefix with a timeout and returns its combined output. The
+// output goes through a file, not a pipe: a Windows process it starts (the proxy
+// watchdog) inherits Wine's Unix standard handles and outlives it, and a pipe would not
+// reach EOF until that process ends.
 func (w *wineEnv) run(timeout time.Duration, name string, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
+	f, err := os.CreateTemp("", "winetest-out-*")
+	if err != nil {
+		return "", err
+	}
+	defer os.Remove(f.Name())
+	defer f.Close()
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Env = w.env
-	out, err := cmd.CombinedOutput()
+	cmd.Stdout, cmd.Stderr = f, f
+	err = cmd.Run()
+	out, _ := os.ReadFile(f.Name())
 	if ctx.Err() != nil {
 		return string(out), fmt.Errorf("%s %s: no result within %v", name, strings.Join(args, " "), timeout)
 	}
@@ -193,7 +204,13 @@ func (w *wineEnv) startHeadless(args ...string) *headless {
 		t.Fatal(err)
 	}
 	done := make(chan struct{})
-	t.Cleanup(func() { cmd.Process.Kill(); <-done })
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		select { // a watchdog it started may hold its stdout; wineserver -k ends that
+		case <-done:
+		case <-time.After(30 * time.Second):
+		}
+	})
 	first := make(chan string, 1)
 	go func() {
 		defer close(done)
