@@ -24,6 +24,7 @@ import (
 	"encoding/pem"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -416,6 +417,10 @@ func windowStep(t *testing.T, w *wineEnv, display string) {
 		t.Fatal("ImageMagick's import is not installed (make deps installs imagemagick)")
 	}
 	ensureXvfb(t, display)
+	// The prefix's desktop started without a display (nulldrv) for the console steps; end
+	// it so that the window's process starts one on the X display.
+	w.run(time.Minute, "wineserver", "-k")
+	w.waitServer()
 	dir := t.TempDir()
 	dd := winPath(dir)
 	env := append(append([]string(nil), w.env...), "DISPLAY="+display)
@@ -476,13 +481,24 @@ func windowStep(t *testing.T, w *wineEnv, display string) {
 	t.Logf("screenshot: %s (%d colours)", after, colours(t, after))
 }
 
-// ensureXvfb starts Xvfb on display unless an X server already serves it, and stops the
-// one it started when the test ends.
+// ensureXvfb starts Xvfb on display unless an X server already answers there, and stops
+// the one it started when the test ends. A socket nobody answers on is a crashed server's
+// leftover (the display is this harness's own) and is removed with its lock file.
 func ensureXvfb(t *testing.T, display string) {
-	sock := "/tmp/.X11-unix/X" + strings.TrimPrefix(display, ":")
-	if _, err := os.Stat(sock); err == nil {
+	n := strings.TrimPrefix(display, ":")
+	sock, lock := "/tmp/.X11-unix/X"+n, "/tmp/.X"+n+"-lock"
+	answers := func() bool {
+		c, err := net.DialTimeout("unix", sock, 2*time.Second)
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	}
+	if answers() {
 		return
 	}
+	os.Remove(sock)
+	os.Remove(lock)
 	x := exec.Command("Xvfb", display, "-screen", "0", "1280x800x24", "-nolisten", "tcp")
 	var errb strings.Builder
 	x.Stderr = &errb
@@ -491,15 +507,22 @@ func ensureXvfb(t *testing.T, display string) {
 	}
 	exited := make(chan struct{})
 	go func() { x.Wait(); close(exited) }()
-	t.Cleanup(func() { x.Process.Kill(); <-exited })
+	t.Cleanup(func() {
+		x.Process.Signal(syscall.SIGTERM) // Xvfb removes its socket and lock on TERM
+		select {
+		case <-exited:
+		case <-time.After(10 * time.Second):
+			x.Process.Kill()
+			<-exited
+		}
+	})
 	waitFor(t, 30*time.Second, "Xvfb "+display+" to start", func() bool {
 		select {
 		case <-exited:
 			t.Fatalf("Xvfb %s exited:\n%s", display, errb.String())
 		default:
 		}
-		_, err := os.Stat(sock)
-		return err == nil
+		return answers()
 	})
 }
 
