@@ -7,10 +7,10 @@ BIN       := inspector
 CORE      := ./engine/... ./store/... ./rootca/... ./platform/... ./internal/...
 export LANG ?= C.UTF-8
 
-# Debian packages: Fyne's cgo build (GL, X11), tests' tools (curl, NSS certutil, gsettings),
-# screenshots (Xvfb, ImageMagick).
+# Debian packages: Fyne's cgo build (GL, X11), tests' tools (curl, NSS certutil, gsettings,
+# Firefox ESR for the browser test in cmd/inspector), screenshots (Xvfb, ImageMagick).
 APT_PKGS  := gcc libgl1-mesa-dev xorg-dev curl ca-certificates libnss3-tools libglib2.0-bin \
-             gsettings-desktop-schemas xvfb imagemagick
+             gsettings-desktop-schemas xvfb imagemagick firefox-esr
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
@@ -59,7 +59,7 @@ cross:
 # the gate: in this session's CI runs it found a new input almost every run, which made the
 # gate's outcome a matter of chance. Run `make fuzz-short` before committing parser changes;
 # check in what it finds under testdata/fuzz.
-test: deps cross test-core test-ui h2spec test-firefox test-windows-if-possible
+test: deps cross test-core test-ui h2spec test-windows-if-possible
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 
 # Go micro-benchmarks, then the side-by-side run (bench/, its own module): Inspector against
@@ -105,10 +105,8 @@ screenshots: build
 	sh docs/screenshots/take.sh
 
 # Debian's Firefox ESR, headless on a fresh HOME through the proxy after `ca install`
-# (cmd/inspector TestFirefoxThroughProxyAfterCAInstall, about a minute).
+# (cmd/inspector TestFirefoxThroughProxyAfterCAInstall, about a minute; test-ui runs it too).
 test-firefox: deps
-	@dpkg -s firefox-esr >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && \
-	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends firefox-esr; }
 	$(GO) test -tags $(TAGS) -count=1 -timeout 10m -run '^TestFirefoxThroughProxyAfterCAInstall$$' -v ./cmd/inspector/
 
 # Windows under Wine: the full GUI binary cross-built with mingw, run in a throwaway
@@ -168,10 +166,16 @@ package-deb: deps
 
 # Windows .exe with icon, version info and manifest (the fyne tool writes them as a .syso
 # from FyneApp.toml and builds with mingw), smoke-tested with `inspector help` under Wine.
+# WINDOWS_RELEASE= (empty) skips fyne's -release (-trimpath, -s -w, the release tag): a
+# build that reuses `make test-windows`'s cache instead of a cold 20-minute one.
+WINDOWS_RELEASE ?= -release
 package-windows: windows-deps $(WINE_OUT)/bcryptprimitives.dll
 	@mkdir -p dist
+	GOBIN=$(CURDIR)/bin $(GO) install $(FYNE_TOOL)
 	cp FyneApp.toml cmd/inspector/FyneApp.toml
-	cd cmd/inspector && CGO_ENABLED=1 CC=$(MINGW_CC) $(GO) run $(FYNE_TOOL) package -os windows -tags $(TAGS) -release -name Inspector; \
-	  status=$$?; rm -f FyneApp.toml fyne_metadata_init.go *.syso; exit $$status
+	v=$$(sed -n 's/^ *Version *= *"\(.*\)"/\1/p' FyneApp.toml); b=$$(sed -n 's/^ *Build *= *\([0-9]*\)/\1/p' FyneApp.toml); \
+	  sed "s/@VERSION@/$$v.$$b/" assets/windows.manifest.in > cmd/inspector/inspector.exe.manifest
+	cd cmd/inspector && CGO_ENABLED=1 CC=$(MINGW_CC) $(CURDIR)/bin/fyne package -os windows -tags $(TAGS) $(WINDOWS_RELEASE) -name Inspector; \
+	  status=$$?; rm -f FyneApp.toml fyne_metadata_init.go *.syso inspector.exe.manifest; exit $$status
 	mv cmd/inspector/Inspector.exe dist/Inspector.exe
 	.ci/package-smoke.sh exe dist/Inspector.exe $(WINE_OUT)/bcryptprimitives.dll

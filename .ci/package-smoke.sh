@@ -39,9 +39,11 @@ exe)
 	shim=$3
 	objdump=x86_64-w64-mingw32-objdump
 	$objdump -h "$file" | grep -q '\.rsrc' || fail "$file has no resource section (icon, version, manifest)"
-	# Version info and manifest are in the resources as UTF-16 and UTF-8 text.
-	LC_ALL=C grep -qa 'requestedExecutionLevel' "$file" || fail "$file has no application manifest"
-	LC_ALL=C tr -d '\000' <"$file" | grep -qa 'FileVersion' || fail "$file has no version info"
+	x86_64-w64-mingw32-objcopy -O binary --only-section=.rsrc "$file" "$scratch/rsrc"
+	# The icon is PNG-encoded, the version info UTF-16, the manifest UTF-8 XML.
+	LC_ALL=C grep -qa 'PNG' "$scratch/rsrc" || fail "$file has no icon resource"
+	LC_ALL=C grep -qa 'requestedExecutionLevel level="asInvoker"' "$scratch/rsrc" || fail "$file has no application manifest"
+	LC_ALL=C tr -d '\000' <"$scratch/rsrc" | grep -qa 'VS_VERSION_INFO' || fail "$file has no version info"
 	export WINEPREFIX="$scratch/prefix" WINEDEBUG=-all WINEDLLOVERRIDES="bcryptprimitives=n;mscoree,mshtml=" DISPLAY=
 	timeout 180 wineboot -i >/dev/null 2>&1 || fail "wineboot failed"
 	timeout 120 wineserver -w
