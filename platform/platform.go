@@ -1,7 +1,7 @@
 // Package platform is Inspector's OS integration: trusting the root CA in the OS and browser
-// certificate stores (TrustStore) and pointing the OS system proxy at the engine and back
+// certificate stores (TrustStore), pointing the OS system proxy at the engine and back
 // (SystemProxy), with a journal and a watchdog so that a crash never leaves a machine
-// without internet.
+// without internet, and finding the local process behind a client connection (ProcessOf).
 //
 // New picks the implementations for the running OS (platform/linux, platform/darwin,
 // platform/windows; a fallback elsewhere). OS commands go through a Runner so that the
