@@ -14,10 +14,16 @@ type TCPRow struct {
 	PID           int
 }
 
-// Row sizes of MIB_TCPROW_OWNER_PID and MIB_TCP6ROW_OWNER_PID.
-const (
-	tcpRowSize  = 24 // state, local addr, local port, remote addr, remote port, pid
-	tcp6RowSize = 56 // local addr[16], scope, port, remote addr[16], scope, port, state, pid
+// tcpRowLayout is where a row's fields are: the size of the row, the addresses' length and
+// the byte offsets of local address, local port, remote address, remote port and PID.
+type tcpRowLayout struct{ size, addrLen, la, lp, ra, rp, pid int }
+
+var (
+	// MIB_TCPROW_OWNER_PID: state, local addr, local port, remote addr, remote port, pid.
+	tcpRow = tcpRowLayout{size: 24, addrLen: 4, la: 4, lp: 8, ra: 12, rp: 16, pid: 20}
+	// MIB_TCP6ROW_OWNER_PID: local addr[16], scope, port, remote addr[16], scope, port,
+	// state, pid.
+	tcp6Row = tcpRowLayout{size: 56, addrLen: 16, la: 0, lp: 20, ra: 24, rp: 44, pid: 52}
 )
 
 // ParseTCPTable decodes a MIB_TCPTABLE_OWNER_PID (v6 false) or MIB_TCP6TABLE_OWNER_PID
@@ -28,36 +34,21 @@ func ParseTCPTable(buf []byte, v6 bool) ([]TCPRow, error) {
 		return nil, fmt.Errorf("tcp table: %d bytes, want at least 4", len(buf))
 	}
 	n := int(binary.LittleEndian.Uint32(buf))
-	size := tcpRowSize
+	l := tcpRow
 	if v6 {
-		size = tcp6RowSize
+		l = tcp6Row
 	}
-	if n < 0 || n > (len(buf)-4)/size {
+	if n < 0 || n > (len(buf)-4)/l.size {
 		return nil, fmt.Errorf("tcp table: %d rows do not fit in %d bytes", n, len(buf))
 	}
-	port := func(b []byte) uint16 { return binary.BigEndian.Uint16(b) }
+	end := func(r []byte, addr, port int) netip.AddrPort {
+		a, _ := netip.AddrFromSlice(r[addr : addr+l.addrLen])
+		return netip.AddrPortFrom(a, binary.BigEndian.Uint16(r[port:]))
+	}
 	rows := make([]TCPRow, 0, n)
 	for i := range n {
-		r := buf[4+i*size : 4+(i+1)*size]
-		var row TCPRow
-		if v6 {
-			la, _ := netip.AddrFromSlice(r[0:16])
-			ra, _ := netip.AddrFromSlice(r[24:40])
-			row = TCPRow{
-				Local:  netip.AddrPortFrom(la, port(r[20:24])),
-				Remote: netip.AddrPortFrom(ra, port(r[44:48])),
-				PID:    int(binary.LittleEndian.Uint32(r[52:56])),
-			}
-		} else {
-			la, _ := netip.AddrFromSlice(r[4:8])
-			ra, _ := netip.AddrFromSlice(r[12:16])
-			row = TCPRow{
-				Local:  netip.AddrPortFrom(la, port(r[8:12])),
-				Remote: netip.AddrPortFrom(ra, port(r[16:20])),
-				PID:    int(binary.LittleEndian.Uint32(r[20:24])),
-			}
-		}
-		rows = append(rows, row)
+		r := buf[4+i*l.size : 4+(i+1)*l.size]
+		rows = append(rows, TCPRow{Local: end(r, l.la, l.lp), Remote: end(r, l.ra, l.rp), PID: int(binary.LittleEndian.Uint32(r[l.pid:]))})
 	}
 	return rows, nil
 }

@@ -10,7 +10,7 @@ import (
 )
 
 func v4row(state uint32, la string, lp uint16, ra string, rp uint16, pid uint32) []byte {
-	b := make([]byte, tcpRowSize)
+	b := make([]byte, tcpRow.size)
 	binary.LittleEndian.PutUint32(b[0:], state)
 	a := netip.MustParseAddr(la).As4()
 	copy(b[4:8], a[:])
@@ -23,7 +23,7 @@ func v4row(state uint32, la string, lp uint16, ra string, rp uint16, pid uint32)
 }
 
 func v6row(la string, lp uint16, ra string, rp uint16, pid uint32) []byte {
-	b := make([]byte, tcp6RowSize)
+	b := make([]byte, tcp6Row.size)
 	a := netip.MustParseAddr(la).As16()
 	copy(b[0:16], a[:])
 	binary.BigEndian.PutUint16(b[20:], lp)
