@@ -23,6 +23,10 @@ type Journal struct {
 	OwnerPID int       `json:"owner_pid"`
 	Addr     string    `json:"addr"`
 	Created  time.Time `json:"created"`
+	// State is StateApplying from before the first backend changes until every backend
+	// applied, then StateSet. A journal never claims a proxy that is not in place: a
+	// failed Enable whose rollback failed too leaves StateApplying.
+	State string `json:"state,omitempty"`
 	// Saved holds each backend's snapshot, in the order they were applied.
 	Saved []SavedSettings `json:"saved"`
 }
@@ -32,6 +36,12 @@ type SavedSettings struct {
 	Backend  string          `json:"backend"`
 	Settings json.RawMessage `json:"settings"`
 }
+
+// Journal states.
+const (
+	StateApplying = "applying"
+	StateSet      = "set"
+)
 
 // ErrNoJournal is returned by ReadJournal when there is no journal.
 var ErrNoJournal = errors.New("no proxy journal")

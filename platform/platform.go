@@ -1,7 +1,7 @@
 // Package platform is Inspector's OS integration: trusting the root CA in the OS and browser
-// certificate stores (TrustStore) and pointing the OS system proxy at the engine and back
+// certificate stores (TrustStore), pointing the OS system proxy at the engine and back
 // (SystemProxy), with a journal and a watchdog so that a crash never leaves a machine
-// without internet.
+// without internet, and finding the local process behind a client connection (ProcessOf).
 //
 // New picks the implementations for the running OS (platform/linux, platform/darwin,
 // platform/windows; a fallback elsewhere). OS commands go through a Runner so that the
@@ -48,6 +48,8 @@ type (
 	NeedsRootError = osapi.NeedsRootError
 	// ProxyBackend is one OS proxy configuration; see osapi.ProxyBackend.
 	ProxyBackend = osapi.ProxyBackend
+	// Warning is a non-fatal problem of a backend call; see osapi.Warning.
+	Warning = osapi.Warning
 )
 
 // ErrToolMissing is wrapped by errors about a missing OS tool.
@@ -75,9 +77,13 @@ type SystemProxy interface {
 
 // ProxyStatus is the state of the system proxy.
 type ProxyStatus struct {
-	// Set is true while a journal exists: Inspector changed the settings and has not
-	// restored them yet.
+	// Set is true while a journal says Inspector's settings are in place (every backend
+	// applied) and have not been restored yet.
 	Set bool `json:"set"`
+	// Incomplete is true when a journal exists but Inspector's change did not complete
+	// (Enable failed and its rollback failed too, or the process died while applying):
+	// the settings may be partly changed; 'inspector proxy off' restores the saved ones.
+	Incomplete bool `json:"incomplete,omitempty"`
 	// Addr is the proxy address Inspector set (when Set).
 	Addr string `json:"addr,omitempty"`
 	// OwnerPID is the process that owns the change (0: set by 'inspector proxy on' with no
@@ -93,6 +99,8 @@ type ProxyStatus struct {
 func (s ProxyStatus) String() string {
 	var b strings.Builder
 	switch {
+	case s.Incomplete:
+		b.WriteString("system proxy: Inspector's change did not complete and may be partly applied; 'inspector proxy off' restores the saved settings")
 	case !s.Set:
 		b.WriteString("system proxy: not set by Inspector")
 	case s.OwnerPID == 0:
@@ -170,3 +178,9 @@ func ShellExport(addr string) string {
 	np := strings.Join(osapi.Bypass, ",")
 	return fmt.Sprintf("export http_proxy=%s https_proxy=%s HTTP_PROXY=%s HTTPS_PROXY=%s no_proxy=%s NO_PROXY=%s", u, u, u, u, np, np)
 }
+
+// Warn wraps err as a *Warning; see osapi.Warn.
+func Warn(err error) error { return osapi.Warn(err) }
+
+// IsWarning reports whether err is only warnings; see osapi.IsWarning.
+func IsWarning(err error) bool { return osapi.IsWarning(err) }

@@ -4,6 +4,7 @@ package platform
 
 import (
 	"context"
+	"net/netip"
 	"os/exec"
 	"strconv"
 
@@ -27,4 +28,8 @@ func proxyBackends(ctx context.Context, o Options) []ProxyBackend {
 		}
 	}
 	return out
+}
+
+func processOf(local, remote netip.AddrPort) (Process, error) {
+	return linux.ProcessOf("/proc", local, remote)
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/x509"
 	"fmt"
+	"net/netip"
 	"runtime"
 )
 
@@ -26,3 +27,7 @@ func (unsupportedTrust) Status(context.Context, *x509.Certificate) (TrustStatus,
 func newTrustStore(Options) TrustStore { return unsupportedTrust{} }
 
 func proxyBackends(context.Context, Options) []ProxyBackend { return nil }
+
+func processOf(netip.AddrPort, netip.AddrPort) (Process, error) {
+	return Process{}, fmt.Errorf("process attribution on %s: %w", runtime.GOOS, ErrUnsupported)
+}

@@ -4,6 +4,7 @@ package platform
 
 import (
 	"context"
+	"net/netip"
 
 	"inspector/platform/windows"
 )
@@ -18,4 +19,8 @@ func proxyBackends(context.Context, Options) []ProxyBackend {
 		return nil
 	}
 	return []ProxyBackend{b}
+}
+
+func processOf(local, remote netip.AddrPort) (Process, error) {
+	return windows.ProcessOf(local, remote)
 }

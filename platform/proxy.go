@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"time"
+
+	"inspector/platform/osapi"
 )
 
 // Proxy is the SystemProxy: it journals the settings of its Backends in DataDir before
@@ -17,6 +19,20 @@ type Proxy struct {
 	// restore. 0 means os.Getpid(); -1 means no owning process (the journal stays until
 	// Disable), used by 'inspector proxy on' without a running instance.
 	OwnerPID int
+	// Warn receives non-fatal problems (*Warning from a backend, such as WinINet's refresh
+	// notification failing) of calls that otherwise succeeded; nil drops them.
+	Warn func(error)
+}
+
+// check turns a backend's warning into a call of Warn and nil; other errors stay.
+func (p *Proxy) check(err error) error {
+	if err != nil && osapi.IsWarning(err) {
+		if p.Warn != nil {
+			p.Warn(err)
+		}
+		return nil
+	}
+	return err
 }
 
 var _ SystemProxy = (*Proxy)(nil)
@@ -73,17 +89,21 @@ func (p *Proxy) Enable(ctx context.Context, addr string) error {
 		}
 		j.Saved = append(j.Saved, SavedSettings{Backend: b.Name(), Settings: snap})
 	}
-	j.OwnerPID, j.Addr, j.Created = p.owner(), addr, time.Now().UTC()
+	j.OwnerPID, j.Addr, j.Created, j.State = p.owner(), addr, time.Now().UTC(), StateApplying
 	if err := writeJournal(p.DataDir, j); err != nil {
 		return fmt.Errorf("writing the proxy journal: %w", err)
 	}
 	for _, b := range p.Backends {
-		if err := b.Apply(ctx, addr); err != nil {
+		if err := p.check(b.Apply(ctx, addr)); err != nil {
 			if rerr := p.Disable(ctx); rerr != nil {
-				return fmt.Errorf("setting the system proxy: %w (and restoring failed: %v)", err, rerr)
+				return fmt.Errorf("setting the system proxy: %w (and restoring failed: %v; 'inspector proxy off' tries again)", err, rerr)
 			}
 			return fmt.Errorf("setting the system proxy: %w", err)
 		}
+	}
+	j.State = StateSet
+	if err := writeJournal(p.DataDir, j); err != nil {
+		return fmt.Errorf("writing the proxy journal: %w", err)
 	}
 	return nil
 }
@@ -106,7 +126,7 @@ func (p *Proxy) Disable(ctx context.Context) error {
 			errs = append(errs, fmt.Errorf("restoring %s proxy settings: that configuration is not available here", s.Backend))
 			continue
 		}
-		if err := b.Restore(ctx, s.Settings); err != nil {
+		if err := p.check(b.Restore(ctx, s.Settings)); err != nil {
 			errs = append(errs, fmt.Errorf("restoring %s proxy settings: %w", s.Backend, err))
 		}
 	}
@@ -142,8 +162,12 @@ func (p *Proxy) Status(ctx context.Context) (ProxyStatus, error) {
 	j, err := ReadJournal(p.DataDir)
 	switch {
 	case err == nil:
-		st.Set, st.Addr, st.OwnerPID = true, j.Addr, j.OwnerPID
+		st.Addr, st.OwnerPID = j.Addr, j.OwnerPID
 		st.OwnerAlive = j.OwnerPID != 0 && ProcessAlive(j.OwnerPID)
+		// A journal without a state predates states and was written only around a
+		// completed Enable.
+		st.Set = j.State == StateSet || j.State == ""
+		st.Incomplete = !st.Set
 	case !errors.Is(err, ErrNoJournal):
 		return st, err
 	}

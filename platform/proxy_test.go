@@ -121,3 +121,74 @@ func TestRecoverLeavesLiveAndOwnerlessJournals(t *testing.T) {
 		t.Fatalf("watchdog: %v %q", err, b.value)
 	}
 }
+
+// failBackend fails Apply and Restore the way a backend does when the OS refuses.
+type failBackend struct{ memBackend }
+
+func (f *failBackend) Apply(context.Context, string) error { return errors.New("apply refused") }
+func (f *failBackend) Restore(context.Context, json.RawMessage) error {
+	return errors.New("restore refused")
+}
+
+// TestProxyFailedRollbackNeverClaimsSet: when Enable fails and its rollback fails too, the
+// journal stays (for 'proxy off') but Status must not claim the proxy is set.
+func TestProxyFailedRollbackNeverClaimsSet(t *testing.T) {
+	p := &Proxy{DataDir: t.TempDir(), Backends: []ProxyBackend{&failBackend{memBackend{name: "f", value: "corp"}}}, OwnerPID: -1}
+	ctx := context.Background()
+	err := p.Enable(ctx, "127.0.0.1:8899")
+	if err == nil || !strings.Contains(err.Error(), "apply refused") || !strings.Contains(err.Error(), "restore refused") {
+		t.Fatalf("enable: %v", err)
+	}
+	if _, err := ReadJournal(p.DataDir); err != nil {
+		t.Fatalf("the journal must stay so that 'proxy off' can retry: %v", err)
+	}
+	st, err := p.Status(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Set || !st.Incomplete || strings.Contains(st.String(), "set by Inspector to") {
+		t.Fatalf("status claims a proxy that was not set: %+v\n%s", st, st)
+	}
+}
+
+// warnBackend applies and restores but its courtesy notification fails.
+type warnBackend struct{ memBackend }
+
+func (w *warnBackend) Apply(ctx context.Context, addr string) error {
+	w.memBackend.Apply(ctx, addr)
+	return Warn(errors.New("refresh: 12018"))
+}
+func (w *warnBackend) Restore(ctx context.Context, saved json.RawMessage) error {
+	if err := w.memBackend.Restore(ctx, saved); err != nil {
+		return err
+	}
+	return Warn(errors.New("refresh: 12018"))
+}
+
+// TestProxyWarningsAreNotFailures: a backend whose settings changed but whose notification
+// failed is set (and restored), with the warning handed to Warn.
+func TestProxyWarningsAreNotFailures(t *testing.T) {
+	b := &warnBackend{memBackend{name: "w", value: "corp"}}
+	var warned []error
+	p := &Proxy{DataDir: t.TempDir(), Backends: []ProxyBackend{b}, OwnerPID: -1, Warn: func(e error) { warned = append(warned, e) }}
+	ctx := context.Background()
+	if err := p.Enable(ctx, "127.0.0.1:8899"); err != nil {
+		t.Fatalf("enable failed on a warning: %v", err)
+	}
+	if st, _ := p.Status(ctx); !st.Set || st.Incomplete || b.value != "proxy 127.0.0.1:8899" {
+		t.Fatalf("after enable: %+v, value %q", st, b.value)
+	}
+	if err := p.Disable(ctx); err != nil {
+		t.Fatalf("disable failed on a warning: %v", err)
+	}
+	if _, err := ReadJournal(p.DataDir); !errors.Is(err, ErrNoJournal) || b.value != "corp" {
+		t.Fatalf("after disable: journal %v, value %q", err, b.value)
+	}
+	if len(warned) != 2 || !strings.Contains(warned[0].Error(), "12018") {
+		t.Fatalf("warnings %v", warned)
+	}
+	// A warning joined with a real error is a failure.
+	if IsWarning(errors.Join(Warn(errors.New("w")), errors.New("real"))) || !IsWarning(errors.Join(Warn(errors.New("w")))) {
+		t.Fatal("IsWarning on joined errors")
+	}
+}

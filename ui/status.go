@@ -171,21 +171,22 @@ func (s *statusBar) Note() string {
 	return s.note.Text
 }
 
-// refreshOS updates the CA label from the OS integration.
+// refreshOS sets the CA label to one short phrase; where the CA is trusted (one line per
+// store) and any error are the detail of the CA button's dialog.
 func (s *statusBar) refreshOS() {
 	o := s.u.deps.OS
 	if o == nil {
 		s.caLabel.SetText("CA: OS integration not available")
 		return
 	}
-	trusted, detail, err := o.CAStatus()
+	trusted, _, err := o.CAStatus()
 	switch {
 	case err != nil:
-		s.caLabel.SetText("CA: unknown (" + err.Error() + ")")
+		s.caLabel.SetText("CA state unknown")
 	case trusted:
-		s.caLabel.SetText("CA: trusted " + detail)
+		s.caLabel.SetText("CA trusted")
 	default:
-		s.caLabel.SetText("CA: NOT trusted")
+		s.caLabel.SetText("CA not trusted")
 	}
 }
 

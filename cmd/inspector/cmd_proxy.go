@@ -32,6 +32,17 @@ var newSystemProxy = func(ctx context.Context, dataDir string) (*platform.Proxy,
 	return p, err
 }
 
+// openSystemProxy is newSystemProxy with warnings (a change made but, say, running apps
+// not told) printed to stderr.
+func openSystemProxy(ctx context.Context, dataDir string) (*platform.Proxy, error) {
+	p, err := newSystemProxy(ctx, dataDir)
+	if err != nil {
+		return nil, err
+	}
+	p.Warn = func(err error) { fmt.Fprintf(stderr, "warning: %v\n", err) }
+	return p, nil
+}
+
 // watchdogCommand returns the program and arguments of the watchdog process for owner pid.
 // A variable so tests can run the watchdog from the test binary.
 var watchdogCommand = func(dataDir string, pid int) (string, []string, error) {
@@ -105,7 +116,7 @@ func runProxyOn(args []string) error {
 		}
 	}
 	ctx := context.Background()
-	p, err := newSystemProxy(ctx, dir)
+	p, err := openSystemProxy(ctx, dir)
 	if err != nil {
 		return err
 	}
@@ -139,7 +150,7 @@ func runProxyOff(args []string) error {
 		return err
 	}
 	ctx := context.Background()
-	p, err := newSystemProxy(ctx, dir)
+	p, err := openSystemProxy(ctx, dir)
 	if err != nil {
 		return err
 	}
@@ -163,7 +174,7 @@ func runProxyStatus(args []string) error {
 		return err
 	}
 	ctx := context.Background()
-	p, err := newSystemProxy(ctx, dir)
+	p, err := openSystemProxy(ctx, dir)
 	if err != nil {
 		return err
 	}
@@ -201,7 +212,7 @@ func runProxyWatchdog(args []string) error {
 	// The watchdog must outlive a terminal's Ctrl-C or hang-up aimed at its owner.
 	signal.Ignore(os.Interrupt, syscall.SIGHUP)
 	ctx := context.Background()
-	p, err := newSystemProxy(ctx, dir)
+	p, err := openSystemProxy(ctx, dir)
 	if err != nil {
 		return err
 	}
@@ -232,7 +243,7 @@ func startWatchdog(dataDir string, owner int) error {
 // else touches the system proxy; it prints one line to stderr when it restored something.
 func recoverSystemProxy(dataDir string) error {
 	ctx := context.Background()
-	p, err := newSystemProxy(ctx, dataDir)
+	p, err := openSystemProxy(ctx, dataDir)
 	if err != nil {
 		return err
 	}
@@ -256,7 +267,7 @@ func recoverSystemProxy(dataDir string) error {
 // the proxy is still set and a warning goes to stderr (the next start recovers).
 func enableSystemProxy(dataDir, proxyAddr string) (restore func() error, err error) {
 	ctx := context.Background()
-	p, err := newSystemProxy(ctx, dataDir)
+	p, err := openSystemProxy(ctx, dataDir)
 	if err != nil {
 		return nil, err
 	}

@@ -31,10 +31,12 @@ func TestKeychainCommands(t *testing.T) {
 	k := NewTrustStore(r, "/Users/u")
 	k.TempDir = t.TempDir()
 	ctx := context.Background()
+	var transcript []string
 	if err := k.Install(ctx, cert); err != nil {
 		t.Fatal(err)
 	}
 	calls := r.Calls()
+	transcript = append(append(transcript, "# Install"), calls...)
 	kc := "/Users/u/Library/Keychains/login.keychain-db"
 	if len(calls) != 2 || calls[0] != "security find-certificate -a -Z -c "+cert.Subject.CommonName+" "+kc ||
 		!strings.HasPrefix(calls[1], "security add-trusted-cert -r trustRoot -k "+kc+" "+k.TempDir) {
@@ -44,16 +46,22 @@ func TestKeychainCommands(t *testing.T) {
 	if err := k.Install(ctx, cert); err != nil || len(r.Calls()) != 1 {
 		t.Fatalf("second install ran %q (%v)", r.Calls(), err)
 	}
+	transcript = append(append(transcript, "# Install again"), r.Calls()...)
+	r.Reset()
 	st, _ := k.Status(ctx, cert)
 	if !st.Trusted() {
 		t.Fatalf("status %v", st)
 	}
+	transcript = append(append(transcript, "# Status"), r.Calls()...)
 	r.Reset()
 	if err := k.Remove(ctx, cert); err != nil {
 		t.Fatal(err)
 	}
 	thumb := strings.ToUpper(hex.EncodeToString(osapi.SHA1(cert)))
 	calls = r.Calls()
+	transcript = append(append(transcript, "# Remove"), calls...)
+	golden(t, "keychain.golden", transcript, map[string]string{
+		k.TempDir: "$TMP", cert.Subject.CommonName: "$CN", thumb: "$SHA1"})
 	if !strings.HasPrefix(calls[1], "security remove-trusted-cert ") || calls[2] != "security delete-certificate -Z "+thumb+" "+kc {
 		t.Fatalf("remove calls %q", calls)
 	}
@@ -133,10 +141,12 @@ func TestNetworkSetupRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	transcript := append([]string{"# Snapshot"}, r.Calls()...)
 	r.Reset()
 	if err := n.Apply(ctx, "127.0.0.1:8080"); err != nil {
 		t.Fatal(err)
 	}
+	transcript = append(append(transcript, "# Apply 127.0.0.1:8080"), r.Calls()...)
 	want := []string{
 		"networksetup -listallnetworkservices",
 		"networksetup -setwebproxy Wi-Fi 127.0.0.1 8080",
@@ -153,9 +163,12 @@ func TestNetworkSetupRoundTrip(t *testing.T) {
 	if got := r.Calls(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("apply calls\n%q\nwant\n%q", got, want)
 	}
+	r.Reset()
 	if err := n.Restore(ctx, snap); err != nil {
 		t.Fatal(err)
 	}
+	transcript = append(append(transcript, "# Restore"), r.Calls()...)
+	golden(t, "networksetup.golden", transcript, nil)
 	again, _ := n.Snapshot(ctx)
 	if string(again) != string(snap) {
 		// Ethernet's never-set web proxy keeps our host while disabled; compare what matters.

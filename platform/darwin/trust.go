@@ -34,11 +34,9 @@ type Keychain struct {
 // Firefox profiles under it.
 func NewTrustStore(r osapi.Runner, home string) *Keychain {
 	return &Keychain{
-		Runner: r,
-		Path:   filepath.Join(home, "Library", "Keychains", "login.keychain-db"),
-		Firefox: osapi.FirefoxEnterpriseRoots{ProfileGlobs: []string{
-			filepath.Join(home, "Library", "Application Support", "Firefox", "Profiles", "*"),
-		}},
+		Runner:  r,
+		Path:    filepath.Join(home, "Library", "Keychains", "login.keychain-db"),
+		Firefox: osapi.FirefoxEnterpriseRoots{Roots: osapi.FirefoxRoots("darwin", home, "")},
 	}
 }
 

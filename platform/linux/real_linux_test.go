@@ -134,26 +134,42 @@ func listNSS(t *testing.T, dir string) string {
 	return string(out)
 }
 
-// TestNSSStoreReal installs into a temporary Chromium NSS db and a Firefox profile db with
-// the real certutil, and removes it again.
+// TestNSSStoreReal installs into a temporary Chromium NSS db and into every Firefox profile
+// that a profiles.ini lists, with the real certutil, and removes it again: a relative
+// profile in ~/.mozilla/firefox, an absolute one (IsRelative=0) listed by the XDG
+// ~/.config/mozilla/firefox of Firefox 147+ that has no cert9.db yet (it must be
+// initialised, not skipped), and the snap's. A folder not listed in any profiles.ini is
+// not a profile and is left alone.
 func TestNSSStoreReal(t *testing.T) {
 	certutilOrSkip(t)
 	ctx := context.Background()
 	home := t.TempDir()
 	chromium := filepath.Join(home, ".pki", "nssdb")
-	firefox := filepath.Join(home, ".mozilla", "firefox", "abcd1234.default-release")
+	legacy := filepath.Join(home, ".mozilla", "firefox", "abcd1234.default-release")
+	xdg := filepath.Join(t.TempDir(), "elsewhere", "wxyz5678.default-esr") // absolute, no db yet
+	snap := filepath.Join(home, "snap", "firefox", "common", ".mozilla", "firefox", "snap0000.default")
+	stray := filepath.Join(home, ".mozilla", "firefox", "notlisted.default")
 	newNSSDB(t, chromium)
-	newNSSDB(t, firefox)
+	newNSSDB(t, legacy)
+	newNSSDB(t, snap)
+	newNSSDB(t, stray)
+	writeINI(t, filepath.Join(home, ".mozilla", "firefox"), "[General]\nStartWithLastProfile=1\n\n[Profile0]\nName=default-release\nIsRelative=1\nPath=abcd1234.default-release\nDefault=1\n")
+	writeINI(t, filepath.Join(home, ".config", "mozilla", "firefox"), "[Install3B6073811A6ABF12]\nDefault="+xdg+"\nLocked=1\n\n[Profile0]\nName=default-esr\nIsRelative=0\nPath="+xdg+"\n")
+	writeINI(t, filepath.Join(home, "snap", "firefox", "common", ".mozilla", "firefox"), "[Profile0]\r\nName=default\r\nPath=snap0000.default\r\n")
 	cert := testca.New(t)
 	n := &NSSStore{Runner: osapi.ExecRunner{}, Home: home}
 
+	st, err := n.Status(ctx, cert)
+	if err != nil || len(st.Places) != 4 || !strings.Contains(st.String(), "wxyz5678.default-esr (no certificate database yet") {
+		t.Fatalf("status before install must report the profile without a database:\n%v %v", st, err)
+	}
 	for i := range 2 {
 		if err := n.Install(ctx, cert); err != nil {
 			t.Fatalf("install %d: %v", i, err)
 		}
 	}
 	nick := osapi.Nickname(cert)
-	for _, db := range []string{chromium, firefox} {
+	for _, db := range []string{chromium, legacy, xdg, snap} {
 		list := listNSS(t, db)
 		if strings.Count(list, nick) != 1 {
 			t.Fatalf("%s lists %q %d times:\n%s", db, nick, strings.Count(list, nick), list)
@@ -164,21 +180,39 @@ func TestNSSStoreReal(t *testing.T) {
 			}
 		}
 	}
-	st, err := n.Status(ctx, cert)
-	if err != nil || len(st.Places) != 2 || !st.Places[0].Trusted || !st.Places[1].Trusted {
+	if strings.Contains(listNSS(t, stray), nick) {
+		t.Fatal("a folder no profiles.ini lists got the CA")
+	}
+	st, err = n.Status(ctx, cert)
+	if err != nil || len(st.Places) != 4 {
 		t.Fatalf("status after install: %v %v", st, err)
+	}
+	for _, p := range st.Places {
+		if !p.Trusted {
+			t.Fatalf("status after install:\n%v", st)
+		}
 	}
 
 	if err := n.Remove(ctx, cert); err != nil {
 		t.Fatal(err)
 	}
-	for _, db := range []string{chromium, firefox} {
+	for _, db := range []string{chromium, legacy, xdg, snap} {
 		if list := listNSS(t, db); strings.Contains(list, nick) {
 			t.Fatalf("%s still lists the CA:\n%s", db, list)
 		}
 	}
 	if st, _ = n.Status(ctx, cert); st.Trusted() {
 		t.Fatalf("status after remove: %v", st)
+	}
+}
+
+func writeINI(t *testing.T, dir, body string) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "profiles.ini"), []byte(body), 0o600); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 
 	"inspector/platform/osapi"
 )
@@ -199,46 +200,65 @@ func withTempFile(data []byte, f func(path string) error) error {
 	return f(tf.Name())
 }
 
-// NSSStore trusts the certificate in the user's NSS databases: Chromium's ~/.pki/nssdb and
-// every Firefox profile (including the snap's), through certutil (package libnss3-tools).
+// NSSStore trusts the certificate in the user's NSS databases, through certutil (package
+// libnss3-tools): Chromium's ~/.pki/nssdb and every Firefox profile listed in every
+// profiles.ini Firefox uses (osapi.FirefoxRoots: ~/.mozilla/firefox, the XDG
+// ~/.config/mozilla/firefox of Firefox 147+, the snap's and the flatpak's).
 type NSSStore struct {
 	Runner osapi.Runner
 	// Home is the user's home directory.
 	Home string
+	// FirefoxRoots are the folders holding profiles.ini; nil means osapi.FirefoxRoots.
+	FirefoxRoots []string
 }
 
 // nssDB is one database, as certutil's -d argument ("sql:/path" or "dbm:/path").
 type nssDB struct{ name, arg string }
 
-// databases lists the NSS databases under Home. Chromium's is created when a Chromium-family
-// browser profile exists but its database does not yet.
-func (n *NSSStore) databases(ctx context.Context) []nssDB {
-	var dbs []nssDB
+// nssDatabases are the NSS databases under Home. pending are Firefox profiles without a
+// certificate database yet (a profile made but never started, or its cert9.db deleted);
+// with create set they get one (certutil -N --empty-password, as Firefox itself would) and
+// are returned as databases, otherwise they are returned for Status to report. err is
+// about unreadable profiles.ini files or databases that could not be created.
+func (n *NSSStore) nssDatabases(ctx context.Context, create bool) (dbs []nssDB, pending []osapi.FirefoxProfile, err error) {
 	pki := filepath.Join(n.Home, ".pki", "nssdb")
 	if exists(filepath.Join(pki, "cert9.db")) {
 		dbs = append(dbs, nssDB{"Chromium NSS db (" + pki + ")", "sql:" + pki})
-	} else if n.chromiumPresent() {
+	} else if create && n.chromiumPresent() {
 		if err := os.MkdirAll(pki, 0o700); err == nil {
 			if _, err := n.Runner.Run(ctx, "certutil", "-N", "-d", "sql:"+pki, "--empty-password"); err == nil {
 				dbs = append(dbs, nssDB{"Chromium NSS db (" + pki + ")", "sql:" + pki})
 			}
 		}
 	}
-	for _, g := range []string{
-		filepath.Join(n.Home, ".mozilla", "firefox", "*"),
-		filepath.Join(n.Home, "snap", "firefox", "common", ".mozilla", "firefox", "*"),
-	} {
-		m, _ := filepath.Glob(g)
-		for _, p := range m {
-			switch {
-			case exists(filepath.Join(p, "cert9.db")):
-				dbs = append(dbs, nssDB{"Firefox profile " + filepath.Base(p), "sql:" + p})
-			case exists(filepath.Join(p, "cert8.db")):
-				dbs = append(dbs, nssDB{"Firefox profile " + filepath.Base(p), "dbm:" + p})
+	roots := n.FirefoxRoots
+	if roots == nil {
+		roots = osapi.FirefoxRoots("linux", n.Home, "")
+	}
+	profiles, perr := osapi.FirefoxProfiles(roots)
+	errs := []error{perr}
+	for _, p := range profiles {
+		name := "Firefox profile " + filepath.Base(p.Dir)
+		switch {
+		case exists(filepath.Join(p.Dir, "cert9.db")):
+			dbs = append(dbs, nssDB{name, "sql:" + p.Dir})
+		case exists(filepath.Join(p.Dir, "cert8.db")):
+			dbs = append(dbs, nssDB{name, "dbm:" + p.Dir})
+		case !create:
+			pending = append(pending, p)
+		default:
+			if err := os.MkdirAll(p.Dir, 0o700); err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", name, err))
+				continue
 			}
+			if _, err := n.Runner.Run(ctx, "certutil", "-N", "-d", "sql:"+p.Dir, "--empty-password"); err != nil {
+				errs = append(errs, fmt.Errorf("%s (%s) has no certificate database and creating one failed: %w", name, p.Dir, toolHint(err)))
+				continue
+			}
+			dbs = append(dbs, nssDB{name, "sql:" + p.Dir})
 		}
 	}
-	return dbs
+	return dbs, pending, errors.Join(errs...)
 }
 
 func (n *NSSStore) chromiumPresent() bool {
@@ -275,13 +295,13 @@ func (n *NSSStore) Install(ctx context.Context, cert *x509.Certificate) error {
 	if err := osapi.CheckCert(cert); err != nil {
 		return err
 	}
-	dbs := n.databases(ctx)
+	dbs, _, derr := n.nssDatabases(ctx, true)
 	if len(dbs) == 0 {
-		return nil
+		return derr
 	}
 	nick := osapi.Nickname(cert)
 	return withTempFile(pemOf(cert), func(path string) error {
-		var errs []error
+		errs := []error{derr}
 		for _, db := range dbs {
 			ok, err := n.has(ctx, db, nick)
 			if err != nil {
@@ -305,8 +325,9 @@ func (n *NSSStore) Remove(ctx context.Context, cert *x509.Certificate) error {
 		return err
 	}
 	nick := osapi.Nickname(cert)
-	var errs []error
-	for _, db := range n.databases(ctx) {
+	dbs, _, derr := n.nssDatabases(ctx, false)
+	errs := []error{derr}
+	for _, db := range dbs {
 		for range 10 { // a database may hold duplicates under one nickname
 			ok, err := n.has(ctx, db, nick)
 			if err != nil {
@@ -331,13 +352,21 @@ func (n *NSSStore) Status(ctx context.Context, cert *x509.Certificate) (osapi.Tr
 	}
 	var st osapi.TrustStatus
 	nick := osapi.Nickname(cert)
-	for _, db := range n.databases(ctx) {
+	dbs, pending, derr := n.nssDatabases(ctx, false)
+	for _, db := range dbs {
 		ok, err := n.has(ctx, db, nick)
 		p := osapi.TrustPlace{Store: db.name, Trusted: ok}
 		if err != nil {
 			p.Note = "certutil missing: apt install libnss3-tools"
 		}
 		st.Places = append(st.Places, p)
+	}
+	for _, p := range pending {
+		st.Places = append(st.Places, osapi.TrustPlace{Store: "Firefox profile " + filepath.Base(p.Dir),
+			Note: "no certificate database yet; 'inspector ca install' creates it"})
+	}
+	if derr != nil {
+		st.Places = append(st.Places, osapi.TrustPlace{Store: "Firefox profiles", Note: strings.Join(strings.Fields(derr.Error()), " ")})
 	}
 	return st, nil
 }

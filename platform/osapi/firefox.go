@@ -9,39 +9,40 @@ import (
 )
 
 // FirefoxEnterpriseRoots makes Firefox trust the OS root store (where Install put the CA) by
-// setting security.enterprise_roots.enabled in the user.js of every profile. It is used on
-// Windows and macOS, where Firefox can read the OS store; on Linux Firefox gets the CA in its
-// own NSS database instead.
+// setting security.enterprise_roots.enabled in the user.js of every profile listed in the
+// profiles.ini files under Roots. It is used on Windows and macOS, where Firefox can read
+// the OS store; on Linux Firefox gets the CA in its own NSS database instead. (A managed
+// machine can do the same for every profile with a policies.json next to the Firefox
+// binary: {"policies": {"Certificates": {"ImportEnterpriseRoots": true}}}; see README.)
 //
-// The lines it adds end with a marker comment so Remove deletes exactly them and nothing the
-// user wrote. Not safe for concurrent use on the same profiles.
+// A listed profile whose folder does not exist yet gets it (Firefox reads user.js when it
+// first starts the profile). The lines it adds end with a marker comment so Remove deletes
+// exactly them and nothing the user wrote. Not safe for concurrent use on the same profiles.
 type FirefoxEnterpriseRoots struct {
-	// ProfileGlobs are glob patterns of Firefox profile directories, e.g.
-	// "C:\Users\u\AppData\Roaming\Mozilla\Firefox\Profiles\*".
-	ProfileGlobs []string
+	// Roots are the folders holding profiles.ini (FirefoxRoots).
+	Roots []string
 }
 
 const firefoxMarker = "// added by Inspector"
 
 var firefoxLine = `user_pref("security.enterprise_roots.enabled", true); ` + firefoxMarker
 
-func (f FirefoxEnterpriseRoots) profiles() []string {
+func (f FirefoxEnterpriseRoots) profiles() ([]string, error) {
+	ps, err := FirefoxProfiles(f.Roots)
 	var out []string
-	for _, g := range f.ProfileGlobs {
-		m, _ := filepath.Glob(g)
-		for _, p := range m {
-			// A profile has prefs.js (written by Firefox on first run) or times.json.
-			if _, err := os.Stat(filepath.Join(p, "prefs.js")); err == nil {
-				out = append(out, p)
-			}
-		}
+	for _, p := range ps {
+		out = append(out, p.Dir)
 	}
-	return out
+	return out, err
 }
 
 // Install adds the preference to every profile's user.js (idempotent).
 func (f FirefoxEnterpriseRoots) Install() error {
-	for _, p := range f.profiles() {
+	ps, perr := f.profiles()
+	for _, p := range ps {
+		if err := os.MkdirAll(p, 0o700); err != nil {
+			return fmt.Errorf("firefox profile %s: %w", p, err)
+		}
 		path := filepath.Join(p, "user.js")
 		old, err := os.ReadFile(path)
 		if err != nil && !os.IsNotExist(err) {
@@ -59,12 +60,13 @@ func (f FirefoxEnterpriseRoots) Install() error {
 			return fmt.Errorf("firefox profile %s: %w", p, err)
 		}
 	}
-	return nil
+	return perr
 }
 
 // Remove deletes the lines Install added; a user.js left empty is deleted.
 func (f FirefoxEnterpriseRoots) Remove() error {
-	for _, p := range f.profiles() {
+	ps, perr := f.profiles()
+	for _, p := range ps {
 		path := filepath.Join(p, "user.js")
 		old, err := os.ReadFile(path)
 		if os.IsNotExist(err) {
@@ -92,18 +94,26 @@ func (f FirefoxEnterpriseRoots) Remove() error {
 			return fmt.Errorf("firefox profile %s: %w", p, err)
 		}
 	}
-	return nil
+	return perr
 }
 
-// Places reports one TrustPlace per profile.
+// Places reports one TrustPlace per profile, and one for a profiles.ini that cannot be read.
 func (f FirefoxEnterpriseRoots) Places() []TrustPlace {
+	ps, err := f.profiles()
 	var out []TrustPlace
-	for _, p := range f.profiles() {
-		data, _ := os.ReadFile(filepath.Join(p, "user.js"))
-		out = append(out, TrustPlace{
-			Store:   "Firefox profile " + filepath.Base(p) + " (uses the OS store)",
-			Trusted: bytes.Contains(data, []byte(firefoxMarker)),
-		})
+	for _, p := range ps {
+		tp := TrustPlace{Store: "Firefox profile " + filepath.Base(p) + " (uses the OS store)"}
+		data, rerr := os.ReadFile(filepath.Join(p, "user.js"))
+		tp.Trusted = bytes.Contains(data, []byte(firefoxMarker))
+		if _, serr := os.Stat(p); serr != nil {
+			tp.Note = "profile folder missing; 'inspector ca install' creates it"
+		} else if rerr != nil && !os.IsNotExist(rerr) {
+			tp.Note = rerr.Error()
+		}
+		out = append(out, tp)
+	}
+	if err != nil {
+		out = append(out, TrustPlace{Store: "Firefox profiles.ini", Note: strings.Join(strings.Fields(err.Error()), " ")})
 	}
 	return out
 }

@@ -151,3 +151,34 @@ func CheckCert(cert *x509.Certificate) error {
 	}
 	return nil
 }
+
+// Warning marks a non-fatal problem of a ProxyBackend call: the settings were changed
+// (the registry or configuration is the truth) but a courtesy step failed, such as
+// telling running apps to re-read them. Callers report it and carry on.
+type Warning struct{ Err error }
+
+func (w *Warning) Error() string { return w.Err.Error() }
+func (w *Warning) Unwrap() error { return w.Err }
+
+// Warn wraps err as a *Warning; nil stays nil.
+func Warn(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &Warning{Err: err}
+}
+
+// IsWarning reports whether err is only a warning (a *Warning anywhere in its chain and
+// nothing else joined to it).
+func IsWarning(err error) bool {
+	var w *Warning
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range j.Unwrap() {
+			if e != nil && !IsWarning(e) {
+				return false
+			}
+		}
+		return len(j.Unwrap()) > 0
+	}
+	return errors.As(err, &w)
+}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"syscall"
 	"unsafe"
 
@@ -166,17 +165,38 @@ func (s *sysStore) Delete(sha1 []byte) (int, error) {
 	}
 }
 
+var procCertControlStore = xwin.NewLazySystemDLL("crypt32.dll").NewProc("CertControlStore")
+
+const certStoreCtrlCommit = 3 // CERT_STORE_CTRL_COMMIT
+
+// Commit implements CertStore with CertControlStore(CERT_STORE_CTRL_COMMIT). Wine's
+// registry provider stages deletions and writes them only on a commit or when its last
+// reference goes; a system store's child survives CertCloseStore while a deleted context
+// holds it, so without a commit the certificate stays in the registry.
+func (s *sysStore) Commit() error {
+	if err := procCertControlStore.Find(); err != nil {
+		return err
+	}
+	r, _, e := procCertControlStore.Call(uintptr(s.h), 0, certStoreCtrlCommit, 0)
+	if r == 0 {
+		return fmt.Errorf("CertControlStore(COMMIT): %w", e)
+	}
+	return nil
+}
+
 func (s *sysStore) Close() error { return xwin.CertCloseStore(s.h, 0) }
 
 // NewTrustStore returns the real Windows trust store: crypt32 Root stores and the Firefox
 // profiles under %APPDATA%.
 func NewTrustStore() *TrustStore {
 	appdata := os.Getenv("APPDATA")
+	home, _ := os.UserHomeDir()
 	return &TrustStore{
 		Open:     OpenSystemStore,
 		Elevated: func() bool { return xwin.GetCurrentProcessToken().IsElevated() },
-		Firefox: osapi.FirefoxEnterpriseRoots{ProfileGlobs: []string{
-			filepath.Join(appdata, "Mozilla", "Firefox", "Profiles", "*"),
-		}},
+		Persisted: func(loc Location, sha1 []byte) (bool, error) {
+			return registryHas(loc, RootStore, sha1)
+		},
+		Firefox: osapi.FirefoxEnterpriseRoots{Roots: osapi.FirefoxRoots("windows", home, appdata)},
 	}
 }

@@ -36,7 +36,9 @@ const InternetSettingsPath = `Software\Microsoft\Windows\CurrentVersion\Internet
 type WinINet struct {
 	Key RegistryKey
 	// Refresh tells running apps the settings changed (InternetSetOption
-	// INTERNET_OPTION_SETTINGS_CHANGED and INTERNET_OPTION_REFRESH); nil skips it.
+	// INTERNET_OPTION_SETTINGS_CHANGED and INTERNET_OPTION_REFRESH); nil skips it. The
+	// registry is the truth and the notification a courtesy: its failure (Wine returns
+	// 12018, ERROR_INTERNET_INCORRECT_HANDLE_TYPE) is an *osapi.Warning, never a failure.
 	Refresh func() error
 }
 
@@ -84,7 +86,7 @@ func (w *WinINet) refresh() error {
 		return nil
 	}
 	if err := w.Refresh(); err != nil {
-		return fmt.Errorf("notifying apps of the proxy change: %w", err)
+		return osapi.Warn(fmt.Errorf("the proxy settings are saved in the registry, but telling running apps failed (they pick them up when restarted): %w", err))
 	}
 	return nil
 }

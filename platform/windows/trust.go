@@ -36,7 +36,12 @@ type CertStore interface {
 	// Has reports whether a certificate with this SHA-1 thumbprint is in the store.
 	Has(sha1 []byte) (bool, error)
 	// Delete removes every certificate with this SHA-1 thumbprint; it returns how many.
+	// A store may stage deletions until Commit (Wine's crypt32 does).
 	Delete(sha1 []byte) (int, error)
+	// Commit writes staged changes to the store's backing (the registry). Windows writes
+	// at once and commits nothing; Wine's crypt32 writes a deletion only on commit (a
+	// system store closed without one keeps the certificate).
+	Commit() error
 	Close() error
 }
 
@@ -49,7 +54,11 @@ type TrustStore struct {
 	Open OpenStore
 	// Elevated reports whether the process runs with administrator rights.
 	Elevated func() bool
-	Firefox  osapi.FirefoxEnterpriseRoots
+	// Persisted is a second read path, independent of crypt32's store view: whether the
+	// backing of a store (HKCU or HKLM\Software\Microsoft\SystemCertificates\ROOT) still
+	// holds the certificate. Remove checks it after deleting; nil skips the check.
+	Persisted func(loc Location, sha1 []byte) (bool, error)
+	Firefox   osapi.FirefoxEnterpriseRoots
 }
 
 // RootStore is the name of the trusted root store.
@@ -105,7 +114,7 @@ func (t *TrustStore) Remove(_ context.Context, cert *x509.Certificate) error {
 	thumb := osapi.SHA1(cert)
 	for _, loc := range []Location{CurrentUser, LocalMachine} {
 		err := t.with(loc, func(s CertStore) error {
-			ok, err := s.Has(thumb)
+			ok, err := t.holds(s, loc, thumb)
 			if err != nil || !ok {
 				return err
 			}
@@ -113,13 +122,66 @@ func (t *TrustStore) Remove(_ context.Context, cert *x509.Certificate) error {
 				return &osapi.NeedsRootError{Store: "Windows LocalMachine Root store",
 					Command: "certutil -delstore Root " + hex.EncodeToString(thumb) + "   (in an administrator prompt)"}
 			}
-			_, err = s.Delete(thumb)
-			return err
+			if _, err := s.Delete(thumb); err != nil {
+				return err
+			}
+			if err := s.Commit(); err != nil {
+				return fmt.Errorf("committing the removal: %w", err)
+			}
+			return nil
 		})
+		if err == nil {
+			err = t.checkGone(loc, thumb)
+		}
 		errs = append(errs, err)
 	}
 	errs = append(errs, t.Firefox.Remove())
 	return errors.Join(errs...)
+}
+
+// holds reports whether loc's own store holds a copy: by the registry when Persisted is
+// set (crypt32's CurrentUser view also lists LocalMachine's copies), else by crypt32.
+func (t *TrustStore) holds(s CertStore, loc Location, thumb []byte) (bool, error) {
+	if t.Persisted != nil {
+		return t.Persisted(loc, thumb)
+	}
+	return s.Has(thumb)
+}
+
+// checkGone proves a removal from loc by a second read path: Persisted (the registry key
+// of loc's own store) when set, else a fresh crypt32 open. The registry is checked rather
+// than crypt32's view because the CurrentUser Root view also lists the LocalMachine copies.
+func (t *TrustStore) checkGone(loc Location, thumb []byte) error {
+	if t.Persisted == nil {
+		var still bool
+		if err := t.with(loc, func(s CertStore) (err error) {
+			still, err = s.Has(thumb)
+			return err
+		}); err != nil {
+			return err
+		}
+		if still {
+			return fmt.Errorf("the %s Root store still lists the certificate after removing it", loc)
+		}
+		return nil
+	}
+	still, err := t.Persisted(loc, thumb)
+	if err != nil {
+		return fmt.Errorf("checking the %s registry store: %w", loc, err)
+	}
+	if still {
+		return fmt.Errorf("the %s Root store kept the certificate after removing it: %s still exists", loc, RegistryPath(loc, thumb))
+	}
+	return nil
+}
+
+// RegistryPath is the registry key holding a certificate of the loc Root store.
+func RegistryPath(loc Location, thumb []byte) string {
+	root := `HKCU`
+	if loc == LocalMachine {
+		root = `HKLM`
+	}
+	return root + `\Software\Microsoft\SystemCertificates\ROOT\Certificates\` + strings.ToUpper(hex.EncodeToString(thumb))
 }
 
 // Status implements osapi.TrustStore.
@@ -137,6 +199,12 @@ func (t *TrustStore) Status(_ context.Context, cert *x509.Certificate) (osapi.Tr
 		})
 		if err != nil {
 			p.Note = oneLine(err.Error())
+		} else if t.Persisted != nil && loc == LocalMachine {
+			// crypt32 and the registry must agree; LocalMachine only, as the CurrentUser
+			// view includes LocalMachine's copies.
+			if reg, rerr := t.Persisted(loc, osapi.SHA1(cert)); rerr == nil && reg != p.Trusted {
+				p.Note = fmt.Sprintf("crypt32 and the registry disagree: registry copy present=%v", reg)
+			}
 		}
 		st.Places = append(st.Places, p)
 	}

@@ -95,10 +95,13 @@ func copyMap[V any](m map[string]V) map[string]V {
 	return out
 }
 
-// fakeStore is an in-memory certificate store.
+// fakeStore is an in-memory certificate store. With staged set it behaves like Wine's
+// registry provider: Delete only stages, Commit applies, Close drops what is staged.
 type fakeStore struct {
 	certs  map[string][]byte // sha1 hex-ish key
 	closed int
+	staged bool
+	doomed []string
 }
 
 func (s *fakeStore) Add(der []byte) error {
@@ -108,13 +111,24 @@ func (s *fakeStore) Add(der []byte) error {
 }
 func (s *fakeStore) Has(h []byte) (bool, error) { _, ok := s.certs[string(h)]; return ok, nil }
 func (s *fakeStore) Delete(h []byte) (int, error) {
-	if _, ok := s.certs[string(h)]; ok {
-		delete(s.certs, string(h))
+	if _, ok := s.certs[string(h)]; !ok {
+		return 0, nil
+	}
+	if s.staged {
+		s.doomed = append(s.doomed, string(h))
 		return 1, nil
 	}
-	return 0, nil
+	delete(s.certs, string(h))
+	return 1, nil
 }
-func (s *fakeStore) Close() error { s.closed++; return nil }
+func (s *fakeStore) Commit() error {
+	for _, h := range s.doomed {
+		delete(s.certs, h)
+	}
+	s.doomed = nil
+	return nil
+}
+func (s *fakeStore) Close() error { s.closed++; s.doomed = nil; return nil }
 
 type fakeCert struct{ der []byte }
 
@@ -131,13 +145,15 @@ func TestTrustStoreCurrentUser(t *testing.T) {
 	os.MkdirAll(profile, 0o700)
 	os.WriteFile(filepath.Join(profile, "prefs.js"), []byte("// prefs\n"), 0o600)
 	os.WriteFile(filepath.Join(profile, "user.js"), []byte(`user_pref("a", 1);`), 0o600)
+	os.WriteFile(filepath.Join(filepath.Dir(filepath.Dir(profile)), "profiles.ini"),
+		[]byte("[Profile0]\r\nName=default\r\nIsRelative=1\r\nPath=Profiles/x.default\r\n"), 0o600)
 	ts := &TrustStore{
 		Open: func(loc Location, name string) (CertStore, error) {
 			opened = append(opened, loc.String()+"/"+name)
 			return stores[loc], nil
 		},
 		Elevated: func() bool { return false },
-		Firefox:  osapi.FirefoxEnterpriseRoots{ProfileGlobs: []string{filepath.Join(filepath.Dir(profile), "*")}},
+		Firefox:  osapi.FirefoxEnterpriseRoots{Roots: []string{filepath.Dir(filepath.Dir(profile))}},
 	}
 	ctx := context.Background()
 	if err := ts.Install(ctx, cert); err != nil {
@@ -183,5 +199,86 @@ func TestTrustStoreCurrentUser(t *testing.T) {
 		if s.closed == 0 {
 			t.Fatalf("%v never closed", loc)
 		}
+	}
+}
+
+// TestTrustStoreRemoveCommits: a store that stages deletions (Wine's crypt32) loses the
+// certificate only on Commit; Remove commits and proves the removal through Persisted.
+func TestTrustStoreRemoveCommits(t *testing.T) {
+	cert := testca.New(t)
+	stores := map[Location]*fakeStore{
+		CurrentUser:  {certs: map[string][]byte{}, staged: true},
+		LocalMachine: {certs: map[string][]byte{}, staged: true},
+	}
+	ts := &TrustStore{
+		Open:     func(loc Location, _ string) (CertStore, error) { return stores[loc], nil },
+		Elevated: func() bool { return true },
+		Persisted: func(loc Location, h []byte) (bool, error) {
+			_, ok := stores[loc].certs[string(h)]
+			return ok, nil
+		},
+	}
+	ctx := context.Background()
+	if err := ts.Install(ctx, cert); err != nil {
+		t.Fatal(err)
+	}
+	if len(stores[CurrentUser].certs) != 1 || len(stores[LocalMachine].certs) != 1 {
+		t.Fatalf("installed in %d/%d stores", len(stores[CurrentUser].certs), len(stores[LocalMachine].certs))
+	}
+	if err := ts.Remove(ctx, cert); err != nil {
+		t.Fatal(err)
+	}
+	st, _ := ts.Status(ctx, cert)
+	if st.Trusted() {
+		t.Fatalf("still trusted after Remove:\n%v", st)
+	}
+
+	// A store that ignores the commit: Remove must say so, not report success.
+	stuck := &stuckStore{fakeStore: stores[CurrentUser]}
+	stores[CurrentUser].Add(cert.Raw)
+	ts.Open = func(loc Location, _ string) (CertStore, error) {
+		if loc == CurrentUser {
+			return stuck, nil
+		}
+		return stores[loc], nil
+	}
+	err := ts.Remove(ctx, cert)
+	if err == nil || !strings.Contains(err.Error(), `HKCU\Software\Microsoft\SystemCertificates\ROOT\Certificates\`) {
+		t.Fatalf("remove with a store that keeps the certificate: %v", err)
+	}
+}
+
+// stuckStore never applies deletions.
+type stuckStore struct{ *fakeStore }
+
+func (s *stuckStore) Commit() error { s.doomed = nil; return nil }
+
+// TestWinINetRefreshFailureIsAWarning: Wine's InternetSetOptionW(INTERNET_OPTION_REFRESH)
+// returns 12018. The registry values are written all the same and the error is only a
+// warning, on Apply and on Restore.
+func TestWinINetRefreshFailureIsAWarning(t *testing.T) {
+	k := newFakeKey()
+	k.dw["ProxyEnable"] = 1
+	k.sz["ProxyServer"] = "corp:3128"
+	k.sz["ProxyOverride"] = "*.corp;<local>"
+	orig := map[string]any{"dw": copyMap(k.dw), "sz": copyMap(k.sz)}
+	w := &WinINet{Key: k, Refresh: func() error { return errors.New("InternetSetOptionW(37): error 12018") }}
+	ctx := context.Background()
+	snap, err := w.Snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = w.Apply(ctx, "127.0.0.1:8899")
+	if !osapi.IsWarning(err) || !strings.Contains(err.Error(), "12018") {
+		t.Fatalf("apply: %v (want a warning naming 12018)", err)
+	}
+	if k.dw["ProxyEnable"] != 1 || k.sz["ProxyServer"] != ProxyServerValue("127.0.0.1:8899") {
+		t.Fatalf("registry not set: %v %v", k.dw, k.sz)
+	}
+	if err := w.Restore(ctx, snap); !osapi.IsWarning(err) {
+		t.Fatalf("restore: %v (want a warning)", err)
+	}
+	if got := map[string]any{"dw": copyMap(k.dw), "sz": copyMap(k.sz)}; !reflect.DeepEqual(got, orig) {
+		t.Fatalf("restored %v, want %v", got, orig)
 	}
 }

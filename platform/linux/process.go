@@ -1,0 +1,127 @@
+package linux
+
+import (
+	"bufio"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"inspector/platform/osapi"
+)
+
+// ProcessOf finds the process whose TCP socket has local address local and remote address
+// remote, from /proc under procRoot ("/proc"): the socket's inode from net/tcp and net/tcp6,
+// then the process holding "socket:[inode]" among its fds. Processes of other users are
+// only visible to root; a socket not found is osapi.ErrNoProcess.
+func ProcessOf(procRoot string, local, remote netip.AddrPort) (osapi.Process, error) {
+	inode, err := socketInode(procRoot, local, remote)
+	if err != nil {
+		return osapi.Process{}, err
+	}
+	return inodeOwner(procRoot, inode)
+}
+
+func socketInode(procRoot string, local, remote netip.AddrPort) (string, error) {
+	var errs []error
+	for _, f := range []string{"tcp", "tcp6"} {
+		inode, err := scanTCPTable(filepath.Join(procRoot, "net", f), local, remote)
+		if err == nil {
+			return inode, nil
+		}
+		if !errors.Is(err, osapi.ErrNoProcess) {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) > 0 {
+		return "", errors.Join(errs...)
+	}
+	return "", osapi.ErrNoProcess
+}
+
+// scanTCPTable looks for the connection in one /proc/net/tcp{,6} file.
+func scanTCPTable(path string, local, remote netip.AddrPort) (string, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return "", osapi.ErrNoProcess // no IPv6 in this kernel
+	}
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Scan() // header
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) < 10 {
+			continue
+		}
+		l, err1 := ParseProcAddr(fields[1])
+		r, err2 := ParseProcAddr(fields[2])
+		if err1 != nil || err2 != nil {
+			return "", fmt.Errorf("%s: bad line %q", path, sc.Text())
+		}
+		if osapi.SameAddrPort(l, local) && osapi.SameAddrPort(r, remote) && fields[9] != "0" {
+			return fields[9], nil
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return "", fmt.Errorf("%s: %w", path, err)
+	}
+	return "", osapi.ErrNoProcess
+}
+
+// ParseProcAddr parses an address of /proc/net/tcp ("0100007F:1F90") or tcp6: the address
+// as 32-bit words in the kernel's (little-endian, on every Linux Go supports but a few)
+// byte order, the port in big-endian hex.
+func ParseProcAddr(s string) (netip.AddrPort, error) {
+	a, p, ok := strings.Cut(s, ":")
+	if !ok {
+		return netip.AddrPort{}, fmt.Errorf("bad address %q", s)
+	}
+	port, err := strconv.ParseUint(p, 16, 16)
+	if err != nil {
+		return netip.AddrPort{}, fmt.Errorf("bad port in %q", s)
+	}
+	raw, err := hex.DecodeString(a)
+	if err != nil || (len(raw) != 4 && len(raw) != 16) {
+		return netip.AddrPort{}, fmt.Errorf("bad address %q", s)
+	}
+	for i := 0; i < len(raw); i += 4 { // each 32-bit word is in host order
+		binary.BigEndian.PutUint32(raw[i:], binary.LittleEndian.Uint32(raw[i:]))
+	}
+	addr, _ := netip.AddrFromSlice(raw)
+	return netip.AddrPortFrom(addr, uint16(port)), nil
+}
+
+// inodeOwner finds the process with an fd on socket:[inode].
+func inodeOwner(procRoot, inode string) (osapi.Process, error) {
+	ents, err := os.ReadDir(procRoot)
+	if err != nil {
+		return osapi.Process{}, err
+	}
+	target := "socket:[" + inode + "]"
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid <= 0 {
+			continue
+		}
+		fdDir := filepath.Join(procRoot, e.Name(), "fd")
+		fds, err := os.ReadDir(fdDir)
+		if err != nil {
+			continue // gone, or another user's
+		}
+		for _, fd := range fds {
+			if l, err := os.Readlink(filepath.Join(fdDir, fd.Name())); err == nil && l == target {
+				comm, _ := os.ReadFile(filepath.Join(procRoot, e.Name(), "comm"))
+				return osapi.Process{PID: pid, Name: strings.TrimSpace(string(comm))}, nil
+			}
+		}
+	}
+	return osapi.Process{}, osapi.ErrNoProcess
+}
