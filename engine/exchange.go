@@ -30,6 +30,7 @@ type exchange struct {
 	resp    *http.Response
 	respCap *captureBody
 	ws      *wsTap
+	cw      clientWriter // the client's ResponseWriter, as the exchange writes to it
 	tr      traceState
 	failed  bool // the error handler ran
 	// done is the request context's Done channel: closed when the client went away (or
@@ -225,12 +226,25 @@ func (e *Engine) serveExchange(w http.ResponseWriter, r *http.Request) {
 		if p != nil && p != http.ErrAbortHandler {
 			x.fail(session.PhaseResponse, session.SideProxy, fmt.Sprintf("internal error: %v", p))
 		}
-		x.complete(p != nil)
+		// A WebSocket ends when either side leaves; other exchanges are decided once,
+		// here: the client may leave at any moment.
+		gone := x.ws == nil && x.clientGone()
+		delivered := gone && (p == nil || p == http.ErrAbortHandler) && x.deliveredBeforeLeaving()
+		if delivered {
+			// A failed copy to the client then failed on what followed its last byte
+			// (reading the origin's stream, cancelled when the client left; or x/net
+			// reporting the connection's close): the response is whole, so net/http
+			// may end it normally.
+			p = nil
+		}
+		x.complete(p != nil, gone && !delivered, delivered)
 		if p != nil {
 			panic(http.ErrAbortHandler) // reset the client connection
 		}
 	}()
 
+	x.cw.ResponseWriter, x.cw.proto = w, s.Client.Proto
+	w = &x.cw
 	f := &Flow{Session: s, Request: r}
 	for _, h := range *e.reqHooks.Load() {
 		if err := h.OnRequest(ctx, f); err != nil {
@@ -366,8 +380,11 @@ func (x *exchange) answer(w http.ResponseWriter, resp *http.Response) {
 	}
 }
 
-// complete fills in what the body readers saw and publishes the final session.
-func (x *exchange) complete(aborted bool) {
+// complete fills in what the body readers saw and publishes the final session. leftEarly
+// says the client went away before it had the whole response; delivered, that it went
+// away after (deliveredBeforeLeaving): a read error its leaving caused on the origin's
+// side is then no error of the exchange.
+func (x *exchange) complete(aborted, leftEarly, delivered bool) {
 	s := x.s
 	now := time.Now()
 	if x.reqBody != nil {
@@ -392,7 +409,12 @@ func (x *exchange) complete(aborted bool) {
 		if b.Truncated {
 			s.Flags |= session.FlagRespTruncated
 		}
-		if err != nil {
+		switch {
+		case err == nil, delivered:
+		case (aborted || leftEarly) && errors.Is(err, context.Canceled):
+			// The proxy cancelled the origin's stream because the client left: the
+			// client's leaving is the error (below), not the origin's.
+		default:
 			x.fail(session.PhaseBody, session.SideUpstream, "the origin broke off the response body: "+err.Error())
 		}
 	}
@@ -403,9 +425,10 @@ func (x *exchange) complete(aborted bool) {
 	if aborted && s.Error == nil {
 		x.fail(session.PhaseBody, session.SideClient, "the client went away before the response was complete")
 	}
-	if s.Error == nil && x.ws == nil && x.clientGone() { // a WebSocket ends when either side leaves
+	if s.Error == nil && leftEarly {
 		// The origin's response can race the cancellation (net/http's transport uses a
-		// response that arrives while it closes the connection); the client got nothing.
+		// response that arrives while it closes the connection), or the client left with
+		// the response's end still in the proxy's buffers.
 		x.fail(session.PhaseBody, session.SideClient, "the client went away before the response was delivered")
 	}
 	s.Timings.ResponseDone = now

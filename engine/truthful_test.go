@@ -1,0 +1,225 @@
+package engine_test
+
+// Truthful capture (issue 14): what a session records is what the client saw.
+
+import (
+	"bufio"
+	"crypto/tls"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os/exec"
+	"strconv"
+	"sync"
+	"testing"
+
+	"golang.org/x/net/http2"
+
+	et "inspector/engine/enginetest"
+	"inspector/engine/session"
+)
+
+// closingClient fetches url through the proxy on a fresh connection, reads exactly the
+// announced body and closes the connection at once, the way curl ends a transfer: the
+// last response on a connection, with the client gone a moment after its last byte.
+type closingClient func(t testing.TB, p *et.Proxy, rawURL string) (int, error)
+
+// h1Closing speaks HTTP/1.1: absolute-form for http URLs, origin-form inside a CONNECT
+// tunnel with TLS for https ones.
+func h1Closing(t testing.TB, p *et.Proxy, rawURL string) (int, error) {
+	u, _ := url.Parse(rawURL)
+	var c net.Conn
+	var br *bufio.Reader
+	target := u.RequestURI()
+	if u.Scheme == "https" {
+		c, br = tunnelTLS(t, p, u.Host, "http/1.1")
+	} else {
+		var err error
+		if c, err = net.Dial("tcp", p.Addr()); err != nil {
+			return 0, err
+		}
+		br = bufio.NewReader(c)
+		target = rawURL
+	}
+	defer c.Close()
+	if _, err := fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: %s\r\n\r\n", target, u.Host); err != nil {
+		return 0, err
+	}
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		return 0, err
+	}
+	n, err := io.ReadFull(resp.Body, make([]byte, resp.ContentLength))
+	return n, err
+}
+
+// h2Closing speaks HTTP/2 inside a CONNECT tunnel and closes the connection as soon as
+// the announced bytes are in, without waiting for END_STREAM.
+func h2Closing(t testing.TB, p *et.Proxy, rawURL string) (int, error) {
+	u, _ := url.Parse(rawURL)
+	c, _ := tunnelTLS(t, p, u.Host, "h2")
+	defer c.Close()
+	cc, err := (&http2.Transport{}).NewClientConn(c)
+	if err != nil {
+		return 0, err
+	}
+	req, _ := http.NewRequest("GET", rawURL, nil)
+	resp, err := cc.RoundTrip(req)
+	if err != nil {
+		return 0, err
+	}
+	return io.ReadFull(resp.Body, make([]byte, resp.ContentLength))
+}
+
+// tunnelTLS opens a CONNECT tunnel and a TLS connection inside it offering alpn; unlike
+// Proxy.Tunnel it leaves closing to the caller and fails the test from any goroutine.
+func tunnelTLS(t testing.TB, p *et.Proxy, hostport, alpn string) (net.Conn, *bufio.Reader) {
+	c, err := net.Dial("tcp", p.Addr())
+	if err != nil {
+		t.Error(err)
+		return failedConn{}, bufio.NewReader(failedConn{})
+	}
+	fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", hostport, hostport)
+	br := bufio.NewReader(c)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil || resp.StatusCode != 200 {
+		t.Errorf("CONNECT %s: %v %v", hostport, resp, err)
+		c.Close()
+		return failedConn{}, bufio.NewReader(failedConn{})
+	}
+	host, _, _ := net.SplitHostPort(hostport)
+	tc := tls.Client(c, &tls.Config{RootCAs: p.CAPool(), ServerName: host, NextProtos: []string{alpn}})
+	if err := tc.Handshake(); err != nil {
+		t.Error(err)
+		c.Close()
+		return failedConn{}, bufio.NewReader(failedConn{})
+	}
+	return tc, bufio.NewReader(tc)
+}
+
+// failedConn stands in for a connection that could not be made: every call fails.
+type failedConn struct{ net.Conn }
+
+func (failedConn) Read([]byte) (int, error)  { return 0, net.ErrClosed }
+func (failedConn) Write([]byte) (int, error) { return 0, net.ErrClosed }
+func (failedConn) Close() error              { return nil }
+
+// TestCompleteExchangesAreNeverErrors: responses of 20 KB to 1 MB that the client read in
+// full are never recorded with an error, although the client closes its connection right
+// after its last byte (the proxy's request context then ends before the handler returns).
+func TestCompleteExchangesAreNeverErrors(t *testing.T) {
+	plain := et.StartOrigin(t, et.OriginH1Plain, nil)
+	h2 := et.StartOrigin(t, et.OriginH2TLS, nil)
+	p := et.StartProxy(t, nil, plain, h2)
+	cases := []struct {
+		name   string
+		client closingClient
+		origin *et.Origin
+	}{
+		{"h1 absolute-form", h1Closing, plain},
+		{"h1 in TLS tunnel", h1Closing, h2},
+		{"h2 in TLS tunnel", h2Closing, h2},
+	}
+	sizes := []int{20 << 10, 100 << 10, 1 << 20}
+	const rounds = 12 // per size, sequential, then as many in parallel
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			want := 0
+			get := func(n, j int) {
+				got, err := c.client(t, p, fmt.Sprintf("%s/bytes?n=%d&j=%d", c.origin.URL, n, j))
+				if err != nil || got != n {
+					t.Errorf("GET %d bytes: got %d, %v", n, got, err)
+				}
+			}
+			for _, n := range sizes {
+				for j := range rounds {
+					get(n, j)
+					want++
+				}
+				var wg sync.WaitGroup
+				for j := range rounds {
+					wg.Go(func() { get(n, rounds+j) })
+					want++
+				}
+				wg.Wait()
+			}
+			bad := 0
+			for range want {
+				s := p.Next(t)
+				if s.Error != nil || s.Status() != 200 {
+					bad++
+					t.Logf("%s: status %d, error %+v (%d of %d body bytes)", s.Request.URL, s.Status(), s.Error, s.Response.Body.Size, s.Response.Body.Size)
+				}
+			}
+			if bad > 0 {
+				t.Errorf("%d of %d complete exchanges recorded as failed", bad, want)
+			}
+		})
+	}
+}
+
+// TestCurlLoopRecordsNoFalseErrors is the issue's reproduction with the real curl: one
+// curl per request, each closing its connection as soon as it has the body.
+func TestCurlLoopRecordsNoFalseErrors(t *testing.T) {
+	curl, err := exec.LookPath("curl")
+	if err != nil {
+		t.Skip("curl not installed")
+	}
+	o := et.StartOrigin(t, et.OriginH1Plain, nil)
+	p := et.StartProxy(t, nil, o)
+	const n = 40
+	for j := range n {
+		out, err := exec.Command(curl, "-s", "-S", "-o", "/dev/null", "-w", "%{size_download}",
+			"-x", p.URL.String(), o.URL+"/bytes?n=1000000&j="+strconv.Itoa(j)).CombinedOutput()
+		if err != nil || string(out) != "1000000" {
+			t.Fatalf("curl: %v %s", err, out)
+		}
+	}
+	for range n {
+		if s := p.Next(t); s.Error != nil {
+			t.Errorf("%s: %+v", s.Request.URL, s.Error)
+		}
+	}
+}
+
+// TestClientLeavingMidBodyIsAnError: the other side of the same line. A client that
+// closes its connection after a part of the body is recorded as gone, on h1 and h2.
+func TestClientLeavingMidBodyIsAnError(t *testing.T) {
+	o := et.StartOrigin(t, et.OriginH2TLS, nil)
+	p := et.StartProxy(t, nil, o)
+	const size = 16 << 20
+	for _, alpn := range []string{"http/1.1", "h2"} {
+		u, _ := url.Parse(o.URL)
+		c, br := tunnelTLS(t, p, u.Host, alpn)
+		var body io.Reader
+		if alpn == "h2" {
+			cc, err := (&http2.Transport{}).NewClientConn(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req, _ := http.NewRequest("GET", o.URL+"/bytes?n="+strconv.Itoa(size), nil)
+			resp, err := cc.RoundTrip(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body = resp.Body
+		} else {
+			fmt.Fprintf(c, "GET /bytes?n=%d HTTP/1.1\r\nHost: %s\r\n\r\n", size, u.Host)
+			resp, err := http.ReadResponse(br, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body = resp.Body
+		}
+		if _, err := io.ReadFull(body, make([]byte, 64<<10)); err != nil {
+			t.Fatal(err)
+		}
+		c.Close()
+		s := p.Next(t)
+		if s.Error == nil || s.Error.Side != session.SideClient {
+			t.Errorf("%s: a client gone after 64 KiB of 16 MiB: error %+v, %d bytes", alpn, s.Error, s.Response.Body.Size)
+		}
+	}
+}
