@@ -157,6 +157,9 @@ func (e *Engine) serveExchange(w http.ResponseWriter, r *http.Request) {
 				port = "443"
 			}
 			x.target = net.JoinHostPort(strings.Trim(x.target, "[]"), port)
+		} else if _, port, _ := net.SplitHostPort(x.target); !validPort(port) {
+			http.Error(w, r.URL.Host+": the port must be a number from 1 to 65535", http.StatusBadRequest)
+			return
 		}
 	}
 	if !info.vetted || x.target != info.target {

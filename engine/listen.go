@@ -10,6 +10,7 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -195,6 +196,11 @@ func (e *Engine) serveConnect(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "CONNECT needs host:port, got "+strings.TrimSpace(target), http.StatusBadRequest)
 		return
 	}
+	if !validPort(port) {
+		w.Header().Set("Connection", "close")
+		http.Error(w, "CONNECT "+target+": the port must be a number from 1 to 65535", http.StatusBadRequest)
+		return
+	}
 	if e.isReserved(host, port) {
 		http.Error(w, "Inspector refuses to connect to its own addresses (a proxy loop or a request to its control API)", http.StatusLoopDetected)
 		return
@@ -241,6 +247,13 @@ func (e *Engine) serveConnect(w http.ResponseWriter, r *http.Request) {
 	default:
 		e.tunnel(cc, r, target)
 	}
+}
+
+// validPort reports whether port is a TCP port one can connect to: decimal, 1 to 65535
+// (leading zeros allowed, as net's dialer allows them).
+func validPort(port string) bool {
+	n, err := strconv.ParseUint(port, 10, 16)
+	return err == nil && n > 0
 }
 
 func looksLikeHTTP(r *bufio.Reader) bool {

@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os/exec"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 
@@ -220,6 +221,30 @@ func TestClientLeavingMidBodyIsAnError(t *testing.T) {
 		s := p.Next(t)
 		if s.Error == nil || s.Error.Side != session.SideClient {
 			t.Errorf("%s: a client gone after 64 KiB of 16 MiB: error %+v, %d bytes", alpn, s.Error, s.Response.Body.Size)
+		}
+	}
+}
+
+// TestConnectToImpossiblePorts: CONNECT (and absolute-form requests) to port 0 or beyond
+// 65535 get a 400 naming the target, never "200 Connection Established".
+func TestConnectToImpossiblePorts(t *testing.T) {
+	et.RequireNoLeaks(t)
+	p := et.StartProxy(t, nil)
+	for _, target := range []string{"127.0.0.1:99999", "127.0.0.1:0", "example.com:0", "[::1]:65536", "example.com:00"} {
+		got := rawExchange(t, p.Addr(), "CONNECT "+target+" HTTP/1.1\r\nHost: "+target+"\r\n\r\n")
+		if !strings.HasPrefix(got, "HTTP/1.1 400 ") || !strings.Contains(got, target) {
+			t.Errorf("CONNECT %s: %q", target, got)
+		}
+	}
+	for _, target := range []string{"example.com:-1", "example.com:http"} { // net/http refuses these itself
+		if got := rawExchange(t, p.Addr(), "CONNECT "+target+" HTTP/1.1\r\nHost: "+target+"\r\n\r\n"); !strings.HasPrefix(got, "HTTP/1.1 400 ") {
+			t.Errorf("CONNECT %s: %q", target, got)
+		}
+	}
+	for _, target := range []string{"127.0.0.1:99999", "127.0.0.1:0"} {
+		got := rawExchange(t, p.Addr(), "GET http://"+target+"/x HTTP/1.1\r\nHost: "+target+"\r\nConnection: close\r\n\r\n")
+		if !strings.HasPrefix(got, "HTTP/1.1 400 ") || !strings.Contains(got, target) {
+			t.Errorf("GET http://%s/x: %q", target, got)
 		}
 	}
 }
