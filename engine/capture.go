@@ -27,9 +27,13 @@ type captureBody struct {
 	// that big at once instead of growing by copies.
 	size int64
 
-	mu      sync.Mutex
-	buf     []byte
-	n       int64
+	mu  sync.Mutex
+	buf []byte
+	n   int64
+	// started: a Read returned bytes or an error; first, when not nil, is closed then
+	// (see waitFirst).
+	started bool
+	first   chan struct{}
 	err     error
 	eof     bool
 	doneAt  time.Time
@@ -60,6 +64,12 @@ func (c *captureBody) grow(k int64) {
 func (c *captureBody) Read(p []byte) (int, error) {
 	n, err := c.rc.Read(p)
 	c.mu.Lock()
+	if !c.started && (n > 0 || err != nil) {
+		c.started = true
+		if c.first != nil {
+			close(c.first)
+		}
+	}
 	if n > 0 {
 		c.n += int64(n)
 		chunk := p[:n]
@@ -90,6 +100,37 @@ func (c *captureBody) Read(p []byte) (int, error) {
 }
 
 func (c *captureBody) Close() error { return c.rc.Close() }
+
+// waitFirst waits until the first Read returned bytes or an error, or d passed, and
+// reports whether the body failed before its first byte.
+func (c *captureBody) waitFirst(d time.Duration) bool {
+	c.mu.Lock()
+	if !c.started {
+		if c.first == nil {
+			c.first = make(chan struct{})
+		}
+		ch := c.first
+		c.mu.Unlock()
+		t := time.NewTimer(d)
+		select {
+		case <-ch:
+		case <-t.C:
+		}
+		t.Stop()
+		c.mu.Lock()
+	}
+	defer c.mu.Unlock()
+	return c.failedEmptyLocked()
+}
+
+// failedEmpty reports whether the body failed before its first byte.
+func (c *captureBody) failedEmpty() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.failedEmptyLocked()
+}
+
+func (c *captureBody) failedEmptyLocked() bool { return c.n == 0 && c.err != nil }
 
 // result returns the captured body, trailers, when EOF was reached and the first error.
 // It closes the spill file; the body then names it in Spilled.

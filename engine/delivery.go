@@ -3,6 +3,7 @@ package engine
 import (
 	"net/http"
 	"strconv"
+	"time"
 
 	"inspector/engine/session"
 )
@@ -40,12 +41,24 @@ import (
 // connection (net/http's HTTP/1 response buffer, 2 KiB).
 const flushThreshold = 2 << 10
 
-// clientWriter is the ResponseWriter an exchange writes its response to (see above). It
-// is used by the handler's goroutine only; Unwrap lets http.ResponseController reach the
-// connection's writer for Flush and Hijack.
+// holdHead bounds how long a flush of a proxied response's head waits for the body's
+// first read (see clientWriter.FlushError).
+const holdHead = 100 * time.Millisecond
+
+// clientWriter is the ResponseWriter an exchange writes its response to (see above).
+// Unwrap lets http.ResponseController reach the connection's writer for Hijack.
+//
+// For a proxied response (hold) it also keeps the head back until the first body byte,
+// a flush, or the end of the handler, so that an origin body failing before its first
+// byte can still be answered with a 502 that says why, instead of a head followed by a
+// cut connection (see exchange.answerBrokenBody). It is used by the handler's goroutine,
+// and by the reverse proxy's flush timer under the proxy's own lock, never at once.
 type clientWriter struct {
 	http.ResponseWriter
+	x      *exchange
 	proto  string // the client's protocol (session.HTTP1, HTTP2, HTTP3)
+	hold   bool   // keep the final head back (held) until the first byte or flush
+	held   int    // the status of a head kept back, 0 when none is
 	headed bool
 	want   int64 // the response's Content-Length as sent, -1 when it has none
 	n      int64 // body bytes written
@@ -58,8 +71,32 @@ func (w *clientWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 func (w *clientWriter) WriteHeader(code int) {
 	if code >= 200 && !w.headed {
 		w.head()
+		if w.hold {
+			w.held = code
+			return
+		}
 	}
 	w.ResponseWriter.WriteHeader(code)
+}
+
+// release sends a head kept back.
+func (w *clientWriter) release() {
+	if code := w.held; code != 0 {
+		w.held = 0
+		w.ResponseWriter.WriteHeader(code)
+	}
+}
+
+// FlushError sends what is buffered. A flush of a head kept back before any body byte
+// (the reverse proxy flushes a streamed response's head at once, from a timer) first
+// waits up to holdHead for the body's first read; when that read failed, the head stays
+// back for the handler to answer 502 instead.
+func (w *clientWriter) FlushError() error {
+	if w.held != 0 && w.n == 0 && w.x.respCap != nil && w.x.respCap.waitFirst(holdHead) {
+		return nil
+	}
+	w.release()
+	return http.NewResponseController(w.ResponseWriter).Flush()
 }
 
 func (w *clientWriter) head() {
@@ -75,6 +112,7 @@ func (w *clientWriter) Write(p []byte) (int, error) {
 	if !w.headed {
 		w.head()
 	}
+	w.release()
 	if w.want < flushThreshold || w.n+int64(len(p)) != w.want {
 		n, err := w.ResponseWriter.Write(p)
 		w.n += int64(n)

@@ -232,6 +232,12 @@ func (e *Engine) serveExchange(w http.ResponseWriter, r *http.Request) {
 		// A WebSocket ends when either side leaves; other exchanges are decided once,
 		// here: the client may leave at any moment.
 		gone := x.ws == nil && x.clientGone()
+		if p == http.ErrAbortHandler && !gone && x.answerBrokenBody() {
+			p = nil
+		}
+		if p == nil {
+			x.cw.release()
+		}
 		delivered := gone && (p == nil || p == http.ErrAbortHandler) && x.deliveredBeforeLeaving()
 		if delivered {
 			// A failed copy to the client then failed on what followed its last byte
@@ -246,7 +252,7 @@ func (e *Engine) serveExchange(w http.ResponseWriter, r *http.Request) {
 		}
 	}()
 
-	x.cw.ResponseWriter, x.cw.proto = w, s.Client.Proto
+	x.cw.ResponseWriter, x.cw.x, x.cw.proto = w, x, s.Client.Proto
 	w = &x.cw
 	f := &Flow{Session: s, Request: r}
 	for _, h := range *e.reqHooks.Load() {
@@ -381,6 +387,38 @@ func (x *exchange) answer(w http.ResponseWriter, resp *http.Response) {
 			x.fail(session.PhaseBody, session.SideClient, "writing the answer to the client: "+err.Error())
 		}
 	}
+}
+
+// answerBrokenBody answers 502 when the origin's body failed before its first byte and
+// nothing of the response has reached the client yet (clientWriter kept the head back),
+// and records the session as the client saw it: the 502, with the origin's failure as
+// the error. It reports whether it answered; otherwise the connection is cut as before.
+func (x *exchange) answerBrokenBody() bool {
+	c := x.respCap
+	if x.s == nil || x.s.Response == nil || c == nil || x.cw.held == 0 || x.cw.n != 0 || !c.failedEmpty() {
+		return false
+	}
+	_, _, _, err := c.result()
+	x.respCap = nil
+	origin := x.s.Response
+	se := &session.Error{
+		Phase: session.PhaseBody, Side: session.SideUpstream, Proto: x.s.Client.Proto,
+		Message: fmt.Sprintf("the origin's response (%d %s) broke off before the first body byte: %v", origin.Status, origin.Reason, err),
+	}
+	x.s.Error = se
+	w := x.cw.ResponseWriter
+	h := w.Header()
+	clear(h)
+	x.cw.held = 0
+	msg := explain(se, x.target)
+	writeProxyError(w, http.StatusBadGateway, msg)
+	body := msg + "\n" // as writeProxyError wrote it
+	x.s.Response = &session.Response{
+		Status: http.StatusBadGateway, Reason: http.StatusText(http.StatusBadGateway),
+		Proto: x.s.Client.Proto, Header: h.Clone(),
+		Body: session.Body{Data: []byte(body), Size: int64(len(body))},
+	}
+	return true
 }
 
 // complete fills in what the body readers saw and publishes the final session. leftEarly

@@ -248,3 +248,120 @@ func TestConnectToImpossiblePorts(t *testing.T) {
 		}
 	}
 }
+
+// startRawOrigin serves every connection with head, verbatim, after reading a request
+// head, then closes it. It returns the origin's address.
+func startRawOrigin(t *testing.T, head string) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	t.Cleanup(func() { ln.Close(); wg.Wait() })
+	wg.Go(func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			wg.Go(func() {
+				defer c.Close()
+				if _, err := http.ReadRequest(bufio.NewReader(c)); err != nil {
+					return
+				}
+				io.WriteString(c, head)
+			})
+		}
+	})
+	return ln.Addr().String()
+}
+
+// TestBodyBrokenBeforeFirstByteIs502: an origin whose chunked body fails before its first
+// byte (a chunk size too large, or negative) gives the client a 502 that says why, not an
+// empty reply, over h1 and h2; the session records the 502 the client saw and the
+// origin's failure, body phase, upstream side.
+func TestBodyBrokenBeforeFirstByteIs502(t *testing.T) {
+	et.RequireNoLeaks(t)
+	p := et.StartProxy(t, nil)
+	for _, size := range []string{"ffffffffffffffffff", "-5"} {
+		addr := startRawOrigin(t, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Type: text/plain\r\n\r\n"+size+"\r\nabc\r\n0\r\n\r\n")
+		check := func(how string, status int, body string) {
+			t.Helper()
+			if status != http.StatusBadGateway || !strings.Contains(body, "before the first body byte") {
+				t.Errorf("chunk size %s, %s: client got %d %q", size, how, status, body)
+			}
+			s := p.Next(t)
+			if s.Status() != http.StatusBadGateway || s.Error == nil || s.Error.Phase != session.PhaseBody ||
+				s.Error.Side != session.SideUpstream || !strings.Contains(s.Error.Message, "200 OK") ||
+				!strings.Contains(string(s.Response.Body.Data), "before the first body byte") {
+				t.Errorf("chunk size %s, %s: session status %d error %+v body %q", size, how, s.Status(), s.Error, s.Response.Body.Data)
+			}
+		}
+		// HTTP/1.1, absolute-form.
+		resp, err := p.Client(t, et.ClientH1).Get("http://" + addr + "/x")
+		if err != nil {
+			t.Fatalf("chunk size %s: %v", size, err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		check("h1", resp.StatusCode, string(b))
+		// HTTP/2 (h2c with prior knowledge inside a tunnel).
+		c, _ := p.Tunnel(t, addr, nil)
+		cc, err := (&http2.Transport{AllowHTTP: true}).NewClientConn(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req, _ := http.NewRequest("GET", "http://"+addr+"/x", nil)
+		resp, err = cc.RoundTrip(req)
+		if err != nil {
+			t.Fatalf("chunk size %s, h2: %v", size, err)
+		}
+		b, _ = io.ReadAll(resp.Body)
+		resp.Body.Close()
+		c.Close()
+		check("h2", resp.StatusCode, string(b))
+		// curl: not "empty reply from server" (exit 52).
+		if curl, err := exec.LookPath("curl"); err == nil {
+			out, err := exec.Command(curl, "-s", "-S", "-o", "/dev/null", "-w", "%{http_code}", "-x", p.URL.String(), "http://"+addr+"/x").CombinedOutput()
+			if err != nil || string(out) != "502" {
+				t.Errorf("chunk size %s: curl %v %s", size, err, out)
+			}
+			p.Next(t)
+		}
+	}
+}
+
+// TestStreamedHeadIsNotHeldForItsBody: the head of a streamed response whose first body
+// byte is slow to come (an SSE or long-poll origin) still reaches the client before it,
+// over h1 and h2: the proxy keeps a head back only briefly, for the 502 above.
+func TestStreamedHeadIsNotHeldForItsBody(t *testing.T) {
+	et.RequireNoLeaks(t)
+	headSeen := make(chan struct{})
+	o := et.StartOrigin(t, et.OriginH2TLS, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(200)
+		http.NewResponseController(w).Flush()
+		select {
+		case <-headSeen:
+		case <-r.Context().Done():
+			return
+		}
+		io.WriteString(w, "data: hello\n\n")
+	}))
+	p := et.StartProxy(t, nil, o)
+	for _, kind := range []string{et.ClientH1, et.ClientH2} {
+		resp, err := p.Client(t, kind).Get(o.URL + "/events")
+		if err != nil {
+			t.Fatalf("%s: %v", kind, err)
+		}
+		headSeen <- struct{}{}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || string(b) != "data: hello\n\n" {
+			t.Errorf("%s: %s %q", kind, resp.Status, b)
+		}
+		if s := p.Next(t); s.Error != nil {
+			t.Errorf("%s: %+v", kind, s.Error)
+		}
+	}
+}

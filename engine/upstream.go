@@ -377,6 +377,7 @@ func (u *upstream) RoundTrip(req *http.Request) (*http.Response, error) {
 	x.respCap = newCaptureBody(resp.Body, resp.ContentLength, u.e.cfg.CaptureLimit, func() http.Header { return resp.Trailer })
 	x.respCap.spill = u.e.newSpill(x.s.ID, "response")
 	resp.Body = x.respCap
+	x.cw.hold = true // a body failing before its first byte gets a 502 (answerBrokenBody)
 	return resp, nil
 }
 
