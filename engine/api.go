@@ -56,6 +56,11 @@ type Config struct {
 	DialTimeout     time.Duration // upstream TCP connect: 15s
 	TLSTimeout      time.Duration // each TLS handshake: 15s
 	ResponseTimeout time.Duration // waiting for response headers after the request: 120s
+	// TunnelIdleTimeout ends an opaque CONNECT tunnel (undecrypted, or not HTTP) that
+	// relayed nothing either way for this long: DefaultTunnelIdleTimeout (5 min). A tunnel
+	// silent for a second, or one still waiting for its first byte, also makes room at
+	// the connection cap (MaxConns) like an idle keep-alive connection.
+	TunnelIdleTimeout time.Duration
 
 	// ProxyAuth, when set ("user:password"), makes the proxy listener demand these Basic
 	// credentials (Proxy-Authorization) on every CONNECT and absolute-form request; others

@@ -134,6 +134,7 @@ func New(cfg Config) (*Engine, error) {
 	setDefault(&cfg.DialTimeout, 15*time.Second)
 	setDefault(&cfg.TLSTimeout, 15*time.Second)
 	setDefault(&cfg.ResponseTimeout, 120*time.Second)
+	setDefault(&cfg.TunnelIdleTimeout, DefaultTunnelIdleTimeout)
 	if cfg.CaptureLimit == 0 {
 		cfg.CaptureLimit = 1 << 20
 	}

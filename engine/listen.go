@@ -218,17 +218,23 @@ func (e *Engine) serveConnect(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	cc := &clientConn{Conn: conn, r: brw.Reader, info: info}
+	established := time.Now()
 	if matchAny(e.cfg.NoDecrypt, host) || e.cfg.CA == nil {
-		e.tunnel(cc, r, target)
+		e.tunnel(cc, r, target, established)
 		return
 	}
+	// Until its first byte the tunnel waits like a connection between requests: at the
+	// connection cap it makes room for others.
+	lc := limitOf(conn)
+	lc.setWaiting(true)
 	_ = conn.SetReadDeadline(time.Now().Add(sniffTimeout))
 	first, err := cc.r.Peek(1)
 	_ = conn.SetReadDeadline(time.Time{})
+	lc.setWaiting(false)
 	if err != nil {
 		var ne net.Error
 		if errors.As(err, &ne) && ne.Timeout() {
-			e.tunnel(cc, r, target) // server-speaks-first protocol
+			e.tunnel(cc, r, target, established) // server-speaks-first protocol
 			return
 		}
 		conn.Close()
@@ -245,7 +251,7 @@ func (e *Engine) serveConnect(w http.ResponseWriter, r *http.Request) {
 		cc.info.framing = newFramingConn(cc)
 		e.mitmLn.push(cc.info.framing)
 	default:
-		e.tunnel(cc, r, target)
+		e.tunnel(cc, r, target, time.Now())
 	}
 }
 
@@ -278,7 +284,10 @@ func (e *Engine) serveTLS(cc *clientConn, connect *http.Request) {
 	tc := tls.Server(cc, e.tlsConf.server)
 	ctx, cancel := context.WithTimeout(context.Background(), e.cfg.TLSTimeout)
 	release := e.hold(cc) // a stalled handshake must not outlive Close
+	lc := limitOf(cc)
+	lc.setWaiting(true) // a stalled handshake makes room at the connection cap, like a stalled head
 	err := tc.HandshakeContext(ctx)
+	lc.setWaiting(false)
 	release()
 	cancel()
 	if err != nil {
@@ -357,10 +366,13 @@ func handshakeReason(err error) string {
 }
 
 // tunnel relays bytes both ways without looking at them, and records a tunnel session.
-func (e *Engine) tunnel(cc *clientConn, connect *http.Request, target string) {
+// Its client has sent nothing since quiet (see tunnelActivity).
+func (e *Engine) tunnel(cc *clientConn, connect *http.Request, target string, quiet time.Time) {
 	e.openConns.Add(1)
 	defer e.openConns.Add(-1)
 	defer cc.Close()
+	act := newTunnelActivity(limitOf(cc.Conn), quiet) // idle from the start: the dial may hang
+	defer act.end()
 	s := &session.Session{
 		Started: time.Now(),
 		Client:  session.Conn{Addr: cc.RemoteAddr().String(), ConnID: cc.info.id},
@@ -394,19 +406,33 @@ func (e *Engine) tunnel(cc *clientConn, connect *http.Request, target string) {
 	e.trackHijacked(up, true)
 	defer e.trackHijacked(cc, false)
 	defer e.trackHijacked(up, false)
+	// Both directions end at EOF (passed on as a half-close), on an error, or when the
+	// tunnel has relayed nothing either way for TunnelIdleTimeout (then both are cut).
+	idle := e.cfg.TunnelIdleTimeout
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		n, _ := copyBuffered(up, cc)
+		n, err := act.pump(up, cc, idle)
 		s.Request.Body.Size = n
+		if err != nil {
+			cc.Close()
+			up.Close()
+		}
 		closeWrite(up)
 	}()
-	n, _ := copyBuffered(cc, up)
+	n, err := act.pump(cc, up, idle)
 	s.Response.Body.Size = n
+	if err != nil {
+		cc.Close()
+		up.Close()
+	}
 	closeWrite(cc.Conn)
 	wg.Wait()
 	up.Close()
+	if errors.Is(err, errTunnelIdle) {
+		e.cfg.Logf("closed the tunnel to %s from %s: nothing relayed for %s (Config.TunnelIdleTimeout)", target, cc.RemoteAddr(), idle)
+	}
 	finish()
 }
 

@@ -5,6 +5,7 @@ package engine_test
 import (
 	"bufio"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -15,9 +16,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"golang.org/x/net/http2"
 
+	"inspector/engine"
 	et "inspector/engine/enginetest"
 	"inspector/engine/session"
 )
@@ -364,4 +367,127 @@ func TestStreamedHeadIsNotHeldForItsBody(t *testing.T) {
 			t.Errorf("%s: %+v", kind, s.Error)
 		}
 	}
+}
+
+// startSilentOrigin accepts connections and never writes (a server waiting for its
+// client to speak first). accepted receives one value per connection.
+func startSilentOrigin(t *testing.T) (addr string, accepted chan net.Conn) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	accepted = make(chan net.Conn, 64)
+	var conns []net.Conn
+	var mu sync.Mutex
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+			accepted <- c
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		<-done
+		mu.Lock()
+		for _, c := range conns {
+			c.Close()
+		}
+		mu.Unlock()
+	})
+	return ln.Addr().String(), accepted
+}
+
+// connectSilently opens a CONNECT tunnel and sends nothing after the CONNECT head.
+func connectSilently(t *testing.T, p *et.Proxy, target string) net.Conn {
+	c, err := net.Dial("tcp", p.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", target, target)
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("CONNECT: %v %v", resp, err)
+	}
+	return c
+}
+
+// TestSilentTunnelsCannotLockClientsOut: CONNECT tunnels that never send a byte, both
+// before the proxy gave up sniffing their first byte and after (opaque tunnels to an
+// origin that waits for its client), make room at the connection cap like idle
+// keep-alive connections: a new client is served, not refused with 503.
+func TestSilentTunnelsCannotLockClientsOut(t *testing.T) {
+	o := et.StartOrigin(t, et.OriginH1Plain, nil)
+	silent, accepted := startSilentOrigin(t)
+	const max = 6
+	p := et.StartProxy(t, func(c *engine.Config) { c.MaxConns = max }, o)
+	get := func(when string) {
+		t.Helper()
+		got := rawExchange(t, p.Addr(), "GET "+o.URL+"/echo HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+		if !strings.HasPrefix(got, "HTTP/1.1 200") {
+			t.Fatalf("%s: %.80q", when, got)
+		}
+		p.Next(t)
+	}
+	// 1. Tunnels waiting for their first byte (the sniff phase).
+	var tunnels []net.Conn
+	for range max {
+		tunnels = append(tunnels, connectSilently(t, p, silent))
+	}
+	get("with every slot held by a tunnel that sent nothing yet")
+	// 2. Refilled, they become opaque tunnels to the silent origin once sniffing gives
+	// up (one made room above).
+	tunnels = append(tunnels, connectSilently(t, p, silent))
+	for range max {
+		<-accepted
+	}
+	get("with every slot held by an opaque tunnel that relays nothing")
+	for _, c := range tunnels {
+		c.Close()
+	}
+}
+
+// TestIdleTunnelEnds: an opaque tunnel that relays nothing either way for
+// TunnelIdleTimeout is closed; one that relays within it stays open.
+func TestIdleTunnelEnds(t *testing.T) {
+	silent, accepted := startSilentOrigin(t)
+	p := et.StartProxy(t, func(c *engine.Config) {
+		c.TunnelIdleTimeout = 300 * time.Millisecond
+		c.NoDecrypt = []string{"*"} // opaque at once, no sniffing
+	})
+	c := connectSilently(t, p, silent)
+	up := <-accepted
+	// Busy both ways for longer than the idle timeout, in steps shorter than it.
+	buf := make([]byte, 1)
+	for range 8 {
+		if _, err := up.Write([]byte("x")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.ReadFull(c, buf); err != nil {
+			t.Fatalf("the busy tunnel closed: %v", err)
+		}
+		time.Sleep(100 * time.Millisecond) // the traffic's own pace, shorter than the timeout
+	}
+	// Now silent: the proxy closes it.
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, err := c.Read(buf); err == nil || isTimeoutErr(err) {
+		t.Fatalf("the idle tunnel stayed open: %v", err)
+	}
+	s := p.Next(t)
+	if s.Flags&session.FlagTunnel == 0 || s.Response == nil || s.Response.Body.Size != 8 {
+		t.Errorf("tunnel session: flags %v, %+v", s.Flags, s.Response)
+	}
+}
+
+func isTimeoutErr(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
 }
