@@ -46,9 +46,10 @@ type Engine struct {
 	up       *upstream
 	tlsConf  baseTLS
 
-	capture atomic.Bool
-	nextID  atomic.Uint64
-	connIDs atomic.Uint64
+	capture    atomic.Bool
+	captureMem *captureBudget // Config.CaptureMemory; nil: no cap
+	nextID     atomic.Uint64
+	connIDs    atomic.Uint64
 
 	observers atomic.Pointer[[]Observer]
 	subsMu    sync.Mutex
@@ -121,6 +122,9 @@ func (s *Subscription) Close() {
 	})
 }
 
+// DefaultCaptureMemory is Config.CaptureMemory's default.
+const DefaultCaptureMemory = 64 << 20
+
 // ErrRemoteListen is returned by New for a non-loopback Listen without AllowRemote.
 var ErrRemoteListen = errors.New("refusing to listen on a non-loopback address without --allow-remote")
 
@@ -137,6 +141,9 @@ func New(cfg Config) (*Engine, error) {
 	setDefault(&cfg.TunnelIdleTimeout, DefaultTunnelIdleTimeout)
 	if cfg.CaptureLimit == 0 {
 		cfg.CaptureLimit = 1 << 20
+	}
+	if cfg.CaptureMemory == 0 {
+		cfg.CaptureMemory = DefaultCaptureMemory
 	}
 	switch cfg.UpstreamProto {
 	case "":
@@ -168,6 +175,9 @@ func New(cfg Config) (*Engine, error) {
 		reserved: map[string]bool{},
 
 		reservedLoopPorts: map[string]bool{},
+	}
+	if cfg.CaptureMemory > 0 {
+		e.captureMem = &captureBudget{limit: cfg.CaptureMemory}
 	}
 	e.capture.Store(true)
 	e.observers.Store(&[]Observer{})
@@ -407,6 +417,8 @@ func (e *Engine) Stats() Stats {
 		Connections:   e.openConns.Load(),
 		DroppedEvents: e.dropped.Load(),
 		FramesDropped: e.framesDropped.Load(),
+		CaptureMemory: e.captureMem.inUse(),
+		CaptureCapped: e.captureMem.cappedCount(),
 	}
 }
 

@@ -217,8 +217,7 @@ func (e *Engine) serveExchange(w http.ResponseWriter, r *http.Request) {
 	e.publish(Event{Kind: EventBegin, Summary: inflight(s)})
 
 	if r.Body != nil && r.Body != http.NoBody && !isExtendedConnectWS(r) { // WebSocket streams are recorded as messages
-		x.reqBody = newCaptureBody(r.Body, r.ContentLength, e.cfg.CaptureLimit, func() http.Header { return r.Trailer })
-		x.reqBody.spill = e.newSpill(s.ID, "request")
+		x.reqBody = e.newCapture(r.Body, r.ContentLength, s.ID, "request", func() http.Header { return r.Trailer })
 		r.Body = x.reqBody
 	}
 	ctx := context.WithValue(httptrace.WithClientTrace(r.Context(), x.tr.clientTrace()), exchangeKey{}, x)
@@ -272,8 +271,8 @@ func (e *Engine) serveExchange(w http.ResponseWriter, r *http.Request) {
 	}
 	if r.Body != nil && r.Body != http.NoBody && r.Body != io.ReadCloser(x.reqBody) && !isExtendedConnectWS(r) {
 		// A hook replaced the body: capture what is really sent.
-		x.reqBody = newCaptureBody(r.Body, r.ContentLength, e.cfg.CaptureLimit, func() http.Header { return r.Trailer })
-		x.reqBody.spill = e.newSpill(s.ID, "request")
+		x.reqBody.releaseBudget()
+		x.reqBody = e.newCapture(r.Body, r.ContentLength, s.ID, "request", func() http.Header { return r.Trailer })
 		r.Body = x.reqBody
 	}
 	s.Request.Method, s.Request.URL, s.Request.Header = r.Method, x.publicURL(r), r.Header
@@ -379,8 +378,7 @@ func (x *exchange) answer(w http.ResponseWriter, resp *http.Response) {
 	}
 	w.WriteHeader(resp.StatusCode)
 	if resp.Body != nil {
-		x.respCap = newCaptureBody(resp.Body, resp.ContentLength, x.e.cfg.CaptureLimit, nil)
-		x.respCap.spill = x.e.newSpill(x.s.ID, "response")
+		x.respCap = x.e.newCapture(resp.Body, resp.ContentLength, x.s.ID, "response", nil)
 		_, err := copyBuffered(w, x.respCap)
 		resp.Body.Close()
 		if err != nil {
@@ -399,6 +397,7 @@ func (x *exchange) answerBrokenBody() bool {
 		return false
 	}
 	_, _, _, err := c.result()
+	c.releaseBudget()
 	x.respCap = nil
 	origin := x.s.Response
 	se := &session.Error{
@@ -477,6 +476,10 @@ func (x *exchange) complete(aborted, leftEarly, delivered bool) {
 		x.info.frames.sessionDone(s.ID)
 		x.e.upstreamRec(s.Upstream.ConnID).sessionDone(s.ID)
 	}
+	// The session leaves the engine: its observers own its bodies from here (the store
+	// counts them in its own budget).
+	x.reqBody.releaseBudget()
+	x.respCap.releaseBudget()
 	x.e.publish(Event{Kind: EventComplete, Summary: s.Summarize(), Session: s})
 }
 

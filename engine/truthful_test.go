@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -490,4 +491,92 @@ func TestIdleTunnelEnds(t *testing.T) {
 func isTimeoutErr(err error) bool {
 	var ne net.Error
 	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// TestCaptureMemoryIsCappedAcrossExchanges: the bodies of concurrent exchanges together
+// hold at most Config.CaptureMemory in memory; the rest of each body is spilled to disk
+// (whole bodies in the sessions), or, without a spill directory, the bodies are marked
+// truncated. The budget is whole again once the sessions are out.
+func TestCaptureMemoryIsCappedAcrossExchanges(t *testing.T) {
+	const (
+		n      = 8
+		half   = 256 << 10
+		budget = 512 << 10 // two bodies' first halves
+	)
+	for _, spill := range []bool{true, false} {
+		var arrived sync.WaitGroup
+		arrived.Add(n)
+		release := make(chan struct{})
+		o := et.StartOrigin(t, et.OriginH1Plain, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Length", strconv.Itoa(2*half))
+			w.Write(et.Pattern(2 * half)[:half])
+			http.NewResponseController(w).Flush()
+			<-release
+			w.Write(et.Pattern(2 * half)[half:])
+		}))
+		p := et.StartProxy(t, func(c *engine.Config) {
+			c.CaptureMemory = budget
+			if spill {
+				c.SpillDir, c.SpillLimit = t.TempDir(), 64<<20
+			}
+		}, o)
+		c := p.Client(t, et.ClientH1)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() {
+				resp, err := c.Get(fmt.Sprintf("%s/b?i=%d", o.URL, i))
+				if err != nil {
+					t.Error(err)
+					arrived.Done()
+					return
+				}
+				defer resp.Body.Close()
+				if _, err := io.ReadFull(resp.Body, make([]byte, half)); err != nil {
+					t.Error(err)
+				}
+				arrived.Done() // the proxy captured this body's first half
+				if b, err := io.ReadAll(resp.Body); err != nil || len(b) != half {
+					t.Errorf("second half: %d bytes, %v", len(b), err)
+				}
+			})
+		}
+		arrived.Wait()
+		st := p.Stats()
+		if st.CaptureMemory > budget || st.CaptureCapped == 0 {
+			t.Errorf("spill %v: %d bodies of %d KiB each hold %d KiB in memory (budget %d KiB), %d capped",
+				spill, n, half>>10, st.CaptureMemory>>10, budget>>10, st.CaptureCapped)
+		}
+		close(release)
+		wg.Wait()
+		truncated := 0
+		for range n {
+			s := p.Next(t)
+			b := s.Response.Body
+			var kept int64 = int64(len(b.Data))
+			if b.Spilled != "" {
+				fi, err := os.Stat(b.Spilled)
+				if err != nil {
+					t.Fatal(err)
+				}
+				kept += fi.Size()
+			}
+			switch {
+			case s.Error != nil || b.Size != 2*half:
+				t.Errorf("spill %v: %s: error %+v, size %d", spill, s.Request.URL, s.Error, b.Size)
+			case spill && (kept != 2*half || b.Truncated):
+				t.Errorf("spill %v: %s: %d bytes kept of %d, truncated %v", spill, s.Request.URL, kept, b.Size, b.Truncated)
+			case b.Truncated:
+				truncated++
+				if s.Flags&session.FlagRespTruncated == 0 {
+					t.Errorf("%s: truncated body not flagged", s.Request.URL)
+				}
+			}
+		}
+		if !spill && truncated == 0 {
+			t.Error("without spilling, no body was truncated at the memory cap")
+		}
+		if m := p.Stats().CaptureMemory; m != 0 {
+			t.Errorf("spill %v: %d bytes of capture memory still taken after every session completed", spill, m)
+		}
+	}
 }
