@@ -187,7 +187,11 @@ type Stats struct {
 	InFlight      int
 	Connections   int64  // open client connections
 	DroppedEvents uint64 // events dropped across all slow subscribers
-	// CaptureMemory is the bytes of bodies held in memory by running exchanges, and
+	// ObserverDropped counts events not delivered to the Observe observers because
+	// 65,536 were already waiting for them (see Observer).
+	ObserverDropped uint64
+	// CaptureMemory is the bytes of bodies held in memory by running exchanges and by
+	// completed sessions not yet delivered to the observers, and
 	// CaptureCapped counts bodies whose in-memory capture stopped early because
 	// Config.CaptureMemory was spent (the rest was spilled or the body truncated).
 	CaptureMemory int64

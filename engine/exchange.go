@@ -36,6 +36,8 @@ type exchange struct {
 	// done is the request context's Done channel: closed when the client went away (or
 	// the engine closed) while the exchange ran.
 	done <-chan struct{}
+	// sent, for Send's exchanges, is closed once the observers have the session.
+	sent chan struct{}
 }
 
 type exchangeKey struct{}
@@ -213,6 +215,7 @@ func (e *Engine) serveExchange(w http.ResponseWriter, r *http.Request) {
 	if st, ok := r.Context().Value(sendKey{}).(*sendState); ok {
 		s.ReplayOf = st.opts.ReplayOf
 		st.s = s
+		x.sent = st.delivered
 	}
 	e.publish(Event{Kind: EventBegin, Summary: inflight(s)})
 
@@ -476,11 +479,8 @@ func (x *exchange) complete(aborted, leftEarly, delivered bool) {
 		x.info.frames.sessionDone(s.ID)
 		x.e.upstreamRec(s.Upstream.ConnID).sessionDone(s.ID)
 	}
-	// The session leaves the engine: its observers own its bodies from here (the store
-	// counts them in its own budget).
-	x.reqBody.releaseBudget()
-	x.respCap.releaseBudget()
-	x.e.publish(Event{Kind: EventComplete, Summary: s.Summarize(), Session: s})
+	// Once the observers have the session (x.delivered), they own its bodies.
+	x.e.publishFor(Event{Kind: EventComplete, Summary: s.Summarize(), Session: s}, x)
 }
 
 // clientGone reports whether the request's context ended before the exchange did.
