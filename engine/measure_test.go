@@ -3,10 +3,13 @@ package engine_test
 // Measurements for issue 14, not run in CI: INSPECTOR_MEASURE=1 go test -run Measure -v ./engine/
 
 import (
+	"encoding/pem"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -134,4 +137,87 @@ func TestMeasureCaptureMemory(t *testing.T) {
 	}
 	run("16 × 100 MB downloads", 16, o.URL+"/sized?n=100000000", 1<<40)
 	run("8 endless responses, 400 MB each", 8, o.URL+"/endless?x=1", 400<<20)
+}
+
+// TestMeasureNoFalseErrors: 10,000 complete exchanges of 20 KB to 1 MB through the proxy
+// by clients that close their connection right after the last byte (5,000 over HTTP/1.1:
+// half absolute-form, half in a TLS tunnel; 5,000 over HTTP/2 in a TLS tunnel; four at a
+// time), then 1,000 by curl (500 http, 500 https with --http2). It reports how many
+// sessions were stored with an error; the test fails unless none was.
+func TestMeasureNoFalseErrors(t *testing.T) {
+	requireMeasure(t)
+	plain := et.StartOrigin(t, et.OriginH1Plain, nil)
+	tlsO := et.StartOrigin(t, et.OriginH2TLS, nil)
+	p := et.StartProxy(t, nil, plain, tlsO)
+	var errored, total atomic.Int64
+	var firstErrs sync.Map
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for s := range p.Sessions {
+			total.Add(1)
+			if s.Error != nil {
+				errored.Add(1)
+				firstErrs.LoadOrStore(s.Error.Message, s.Request.URL)
+			}
+		}
+	}()
+	size := func(i int) int { return 20_000 + (i*7919)%980_001 } // 20 KB .. 1 MB, spread
+	kinds := []struct {
+		name   string
+		client closingClient
+		origin *et.Origin
+		n      int
+	}{
+		{"h1 absolute-form", h1Closing, plain, 2500},
+		{"h1 in TLS tunnel", h1Closing, tlsO, 2500},
+		{"h2 in TLS tunnel", h2Closing, tlsO, 5000},
+	}
+	start := time.Now()
+	want := 0
+	for _, k := range kinds {
+		jobs := make(chan int)
+		var wg sync.WaitGroup
+		for range 4 {
+			wg.Go(func() {
+				for i := range jobs {
+					n := size(i)
+					got, err := k.client(t, p, fmt.Sprintf("%s/bytes?n=%d&i=%d", k.origin.URL, n, i))
+					if err != nil || got != n {
+						t.Errorf("%s: %d bytes of %d: %v", k.name, got, n, err)
+					}
+				}
+			})
+		}
+		for i := range k.n {
+			jobs <- i
+		}
+		close(jobs)
+		wg.Wait()
+		want += k.n
+	}
+	if curl, err := exec.LookPath("curl"); err == nil {
+		caFile := filepath.Join(t.TempDir(), "ca.pem")
+		os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: p.CA.Cert().Raw}), 0o600)
+		for i := range 1000 {
+			args := []string{"-s", "-S", "-o", "/dev/null", "-x", p.URL.String()}
+			u := fmt.Sprintf("%s/bytes?n=%d&c=%d", plain.URL, size(i), i)
+			if i%2 == 1 {
+				args = append(args, "--http2", "--cacert", caFile)
+				u = fmt.Sprintf("%s/bytes?n=%d&c=%d", tlsO.URL, size(i), i)
+			}
+			if out, err := exec.Command(curl, append(args, u)...).CombinedOutput(); err != nil {
+				t.Errorf("curl %s: %v %s", u, err, out)
+			}
+		}
+		want += 1000
+	}
+	for deadline := time.Now().Add(30 * time.Second); total.Load() < int64(want) && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond) // polling for a condition, bounded above
+	}
+	t.Logf("%d complete exchanges in %s: %d sessions stored, %d with an error", want, time.Since(start).Round(time.Second), total.Load(), errored.Load())
+	firstErrs.Range(func(k, v any) bool { t.Logf("error %q (e.g. %s)", k, v); return true })
+	if errored.Load() != 0 || total.Load() != int64(want) {
+		t.Fail()
+	}
 }

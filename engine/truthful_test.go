@@ -253,31 +253,49 @@ func TestConnectToImpossiblePorts(t *testing.T) {
 	}
 }
 
-// startRawOrigin serves every connection with head, verbatim, after reading a request
-// head, then closes it. It returns the origin's address.
-func startRawOrigin(t *testing.T, head string) string {
+// startRawOrigin accepts TCP connections and runs serve on each in a goroutine of its
+// own; at cleanup it stops accepting, closes the connections and waits for serve to
+// return. It returns the origin's address.
+func startRawOrigin(t *testing.T, serve func(net.Conn)) string {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	var wg sync.WaitGroup
-	t.Cleanup(func() { ln.Close(); wg.Wait() })
+	var mu sync.Mutex
+	var conns []net.Conn
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		for _, c := range conns {
+			c.Close()
+		}
+		mu.Unlock()
+		wg.Wait()
+	})
 	wg.Go(func() {
 		for {
 			c, err := ln.Accept()
 			if err != nil {
 				return
 			}
-			wg.Go(func() {
-				defer c.Close()
-				if _, err := http.ReadRequest(bufio.NewReader(c)); err != nil {
-					return
-				}
-				io.WriteString(c, head)
-			})
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+			wg.Go(func() { serve(c) })
 		}
 	})
 	return ln.Addr().String()
+}
+
+// replyVerbatim answers every connection's first request with head, verbatim.
+func replyVerbatim(head string) func(net.Conn) {
+	return func(c net.Conn) {
+		defer c.Close()
+		if _, err := http.ReadRequest(bufio.NewReader(c)); err == nil {
+			io.WriteString(c, head)
+		}
+	}
 }
 
 // TestBodyBrokenBeforeFirstByteIs502: an origin whose chunked body fails before its first
@@ -288,7 +306,7 @@ func TestBodyBrokenBeforeFirstByteIs502(t *testing.T) {
 	et.RequireNoLeaks(t)
 	p := et.StartProxy(t, nil)
 	for _, size := range []string{"ffffffffffffffffff", "-5"} {
-		addr := startRawOrigin(t, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Type: text/plain\r\n\r\n"+size+"\r\nabc\r\n0\r\n\r\n")
+		addr := startRawOrigin(t, replyVerbatim("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Type: text/plain\r\n\r\n"+size+"\r\nabc\r\n0\r\n\r\n"))
 		check := func(how string, status int, body string) {
 			t.Helper()
 			if status != http.StatusBadGateway || !strings.Contains(body, "before the first body byte") {
@@ -371,39 +389,10 @@ func TestStreamedHeadIsNotHeldForItsBody(t *testing.T) {
 }
 
 // startSilentOrigin accepts connections and never writes (a server waiting for its
-// client to speak first). accepted receives one value per connection.
+// client to speak first). accepted receives each connection.
 func startSilentOrigin(t *testing.T) (addr string, accepted chan net.Conn) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	accepted = make(chan net.Conn, 64)
-	var conns []net.Conn
-	var mu sync.Mutex
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-			accepted <- c
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		<-done
-		mu.Lock()
-		for _, c := range conns {
-			c.Close()
-		}
-		mu.Unlock()
-	})
-	return ln.Addr().String(), accepted
+	return startRawOrigin(t, func(c net.Conn) { accepted <- c }), accepted
 }
 
 // connectSilently opens a CONNECT tunnel and sends nothing after the CONNECT head.
