@@ -335,6 +335,7 @@ func (e *Engine) Close(ctx context.Context) error {
 	e.hijackedMu.Unlock()
 	e.wg.Wait()
 	e.obsQ.wait(ctx) // every session that completed reaches the observers
+	e.obsQ.close()
 	e.up.close()
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 		return nil

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -99,7 +100,7 @@ func (f *framingConn) refuse(reason string) {
 
 func (f *framingConn) Read(p []byte) (int, error) {
 	n, err := f.read(p)
-	if err != nil && err != f.stop && f.goneAt.Load() == 0 && !isTimeout(err) {
+	if err != nil && err != f.stop && f.goneAt.Load() == 0 && !errors.Is(err, os.ErrDeadlineExceeded) {
 		// The client closed or reset the connection (net/http's read-ahead sees it first
 		// and then cancels the request's context).
 		f.goneAt.Store(f.written.Load() + 1)
