@@ -165,6 +165,8 @@ func limitOf(c net.Conn) *limitConn {
 			c = x.Conn
 		case *tls.Conn:
 			c = x.NetConn()
+		case *h2Tap:
+			c = x.Conn
 		default:
 			return nil
 		}

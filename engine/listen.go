@@ -154,7 +154,14 @@ func (w logWriter) Write(p []byte) (int, error) {
 }
 
 func (e *Engine) countConn(c net.Conn, st http.ConnState) {
-	limitOf(c).serverState(st)
+	lc := limitOf(c)
+	lc.serverState(st)
+	if _, h1 := c.(*framingConn); !h1 && (st == http.StateIdle || st == http.StateActive) {
+		// An HTTP/2 connection (x/net reports its states here too) with no stream open
+		// waits for a request like an idle keep-alive one: at the connection cap it makes
+		// room. HTTP/1 connections are marked by their framing check instead.
+		lc.setWaiting(st == http.StateIdle)
+	}
 	switch st {
 	case http.StateNew:
 		e.openConns.Add(1)

@@ -641,3 +641,33 @@ func TestBlockedObserverNeverStallsRequests(t *testing.T) {
 		seen[ev.Summary.ID] = ev.Kind
 	}
 }
+
+// TestIdleH2ConnectionsMakeRoom: decrypted HTTP/2 connections with no stream open are
+// idle keep-alive connections: at the connection cap one makes room for a new client.
+func TestIdleH2ConnectionsMakeRoom(t *testing.T) {
+	o := et.StartOrigin(t, et.OriginH2TLS, nil)
+	const max = 4
+	p := et.StartProxy(t, func(c *engine.Config) { c.MaxConns = max }, o)
+	u, _ := url.Parse(o.URL)
+	for i := range max {
+		c, _ := tunnelTLS(t, p, u.Host, "h2")
+		defer c.Close()
+		cc, err := (&http2.Transport{}).NewClientConn(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req, _ := http.NewRequest("GET", o.URL+"/echo", nil)
+		resp, err := cc.RoundTrip(req)
+		if err != nil {
+			t.Fatalf("h2 connection %d: %v", i, err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		p.Next(t)
+	}
+	got := rawExchange(t, p.Addr(), "GET "+o.URL+"/echo HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+	if !strings.HasPrefix(got, "HTTP/1.1 200") {
+		t.Fatalf("with every slot held by an idle h2 connection: %.80q", got)
+	}
+	p.Next(t)
+}
