@@ -27,15 +27,13 @@ import (
 //     closed still succeeds, so framingConn also notes how many bytes had been written
 //     when the client's close was read: a complete delivery wrote nothing after it (see
 //     quietSinceGone).
-//   - On HTTP/1 a write into a socket the peer has closed still succeeds, so framingConn
-//     also notes how many bytes had been written when the client's close was read: a
-//     complete delivery wrote nothing after it (see quietSinceGone).
 //
 // A response shorter than the smallest buffer in front of the client's connection
 // (flushThreshold) stays buffered until the handler returns: a client gone before then
 // never saw it, so such responses need no early flush. The end of a chunked or unframed
 // body is written only after the handler returns, so a client gone before cannot have
-// seen it either.
+// seen it either. What stays open: on HTTP/2 and HTTP/3 a client that leaves in the
+// moment between the flush before the last write and that write is recorded as served.
 
 // flushThreshold is the size of the smallest buffer between a handler and the client's
 // connection (net/http's HTTP/1 response buffer, 2 KiB).
