@@ -89,7 +89,8 @@ type Engine struct {
 // observe.go): never on an exchange's, so a slow observer delays only later deliveries.
 // It should still return promptly: while it holds a completed session, that session's
 // bodies count against Config.CaptureMemory, and at most 65,536 events wait for it
-// (beyond that events are dropped and counted in Stats.ObserverDropped).
+// (beyond that events are dropped and counted in Stats.ObserverDropped). It must not call
+// Send or Close, which wait for deliveries (its own among them).
 type Observer interface {
 	Observe(Event)
 }
