@@ -26,7 +26,7 @@ import (
 //   - On HTTP/1 the last write is flushed at once; but a write into a socket the peer has
 //     closed still succeeds, so framingConn also notes how many bytes had been written
 //     when the client's close was read: a complete delivery wrote nothing after it (see
-//     quietSinceGone).
+//     wroteAfterGone).
 //
 // A response shorter than the smallest buffer in front of the client's connection
 // (flushThreshold) stays buffered until the handler returns: a client gone before then
@@ -131,13 +131,14 @@ func (w *clientWriter) Write(p []byte) (int, error) {
 }
 
 // deliveredBeforeLeaving reports, for a client that went away before the handler
-// returned, whether it had been handed the whole response first (see above).
+// returned or a copy to it that failed, whether it had been handed the whole response
+// first (see above).
 func (x *exchange) deliveredBeforeLeaving() bool {
 	if x.s == nil || x.s.Response == nil || x.failed || !x.cw.handed {
 		return false
 	}
 	if x.s.Client.Proto == session.HTTP1 {
-		return x.info.framing != nil && x.info.framing.quietSinceGone()
+		return x.info.framing != nil && !x.info.framing.wroteAfterGone()
 	}
 	return true
 }

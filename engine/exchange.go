@@ -240,12 +240,12 @@ func (e *Engine) serveExchange(w http.ResponseWriter, r *http.Request) {
 		if p == nil {
 			x.cw.release()
 		}
-		delivered := gone && (p == nil || p == http.ErrAbortHandler) && x.deliveredBeforeLeaving()
+		// A copy that failed after the whole response was handed over failed on what
+		// followed its last byte (reading the origin's stream, cancelled when the client
+		// left; or x/net reporting the connection's close, which it may do before the
+		// stream's context ends): the response is whole, so net/http may end it normally.
+		delivered := x.ws == nil && ((gone && p == nil) || p == http.ErrAbortHandler) && x.deliveredBeforeLeaving()
 		if delivered {
-			// A failed copy to the client then failed on what followed its last byte
-			// (reading the origin's stream, cancelled when the client left; or x/net
-			// reporting the connection's close): the response is whole, so net/http
-			// may end it normally.
 			p = nil
 		}
 		x.complete(p != nil, gone && !delivered, delivered)

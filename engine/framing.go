@@ -67,7 +67,7 @@ type framingConn struct {
 	// written counts the bytes handed to Write, counted before each write starts, so a
 	// reader that sees the client leave counts a write in progress as done. goneAt is
 	// written+1 as it was when a read from the client first failed (it closed or reset
-	// the connection), 0 while none has: see quietSinceGone.
+	// the connection), 0 while none has: see wroteAfterGone.
 	written atomic.Int64
 	goneAt  atomic.Int64
 }
@@ -114,12 +114,12 @@ func (f *framingConn) Write(p []byte) (int, error) {
 	return f.Conn.Write(p)
 }
 
-// quietSinceGone reports whether the client left (a read from it failed) and nothing
-// was written to the connection after that: every byte written before had been handed
-// to the connection when the client went away. Call it after flushing the response.
-func (f *framingConn) quietSinceGone() bool {
+// wroteAfterGone reports whether the client left (a read from it failed) and bytes were
+// written to the connection after that: bytes it cannot have had. Call it after
+// flushing the response.
+func (f *framingConn) wroteAfterGone() bool {
 	g := f.goneAt.Load()
-	return g != 0 && f.written.Load() == g-1
+	return g != 0 && f.written.Load() != g-1
 }
 
 func (f *framingConn) read(p []byte) (int, error) {
