@@ -39,6 +39,14 @@ type Config struct {
 	// Negative disables body capture.
 	CaptureLimit int64
 
+	// CaptureMemory caps the bytes of bodies held in memory across all running exchanges
+	// together: DefaultCaptureMemory (64 MiB) when zero, no cap when negative. A body that
+	// would go beyond it keeps what it holds in memory and treats the rest like bytes
+	// beyond CaptureLimit: spilled (SpillDir), else counted and the body marked truncated.
+	// Stats.CaptureCapped counts such bodies. A session's bytes count until its
+	// EventComplete has been delivered to the observers.
+	CaptureMemory int64
+
 	// SpillDir receives the bytes of bodies beyond CaptureLimit, one file per body (named
 	// in session.Body.Spilled); SpillLimit bounds the bytes kept of one body in all (memory
 	// and file). The store moves the files into its own and deletes them. Empty SpillDir:
@@ -56,6 +64,11 @@ type Config struct {
 	DialTimeout     time.Duration // upstream TCP connect: 15s
 	TLSTimeout      time.Duration // each TLS handshake: 15s
 	ResponseTimeout time.Duration // waiting for response headers after the request: 120s
+	// TunnelIdleTimeout ends an opaque CONNECT tunnel (undecrypted, or not HTTP) that
+	// relayed nothing either way for this long: DefaultTunnelIdleTimeout (5 min). A tunnel
+	// silent for a second, or one still waiting for its first byte, also makes room at
+	// the connection cap (MaxConns) like an idle keep-alive connection.
+	TunnelIdleTimeout time.Duration
 
 	// ProxyAuth, when set ("user:password"), makes the proxy listener demand these Basic
 	// credentials (Proxy-Authorization) on every CONNECT and absolute-form request; others
@@ -174,6 +187,15 @@ type Stats struct {
 	InFlight      int
 	Connections   int64  // open client connections
 	DroppedEvents uint64 // events dropped across all slow subscribers
+	// ObserverDropped counts events not delivered to the Observe observers because
+	// 65,536 were already waiting for them (see Observer).
+	ObserverDropped uint64
+	// CaptureMemory is the bytes of bodies held in memory by running exchanges and by
+	// completed sessions not yet delivered to the observers, and
+	// CaptureCapped counts bodies whose in-memory capture stopped early because
+	// Config.CaptureMemory was spent (the rest was spilled or the body truncated).
+	CaptureMemory int64
+	CaptureCapped uint64
 	// FramesDropped counts HTTP/2 and HTTP/3 frames not recorded because a connection hit
 	// its frame cap or a frame or header block exceeded the capture's bounds (see
 	// FrameSink).

@@ -10,10 +10,14 @@
 //
 // # Observers
 //
-// Observers never sit in the request path. Observe registers a synchronous callback that
-// must return at once (the store's non-blocking Put); Subscribe returns a buffered channel.
-// A subscriber that falls behind loses events, is counted in Stats.DroppedEvents, and gets
-// an EventResync as soon as its channel has room again: it never slows the proxy.
+// Observers never sit in the request path: the engine never waits for one. Observe
+// registers a callback the engine calls with every event, in order, from a delivery
+// goroutine of its own (an observer may block, e.g. the store under backpressure, without
+// delaying any request or response; the backlog is bounded, see Observer). Close delivers
+// what is queued before it returns (until its context ends); Send returns once its
+// session is delivered. Subscribe returns a buffered channel. A subscriber that falls
+// behind loses events, is counted in Stats.DroppedEvents, and gets an EventResync as soon
+// as its channel has room again: it never slows the proxy.
 package engine
 
 import (
@@ -46,11 +50,13 @@ type Engine struct {
 	up       *upstream
 	tlsConf  baseTLS
 
-	capture atomic.Bool
-	nextID  atomic.Uint64
-	connIDs atomic.Uint64
+	capture    atomic.Bool
+	captureMem *captureBudget // Config.CaptureMemory; nil: no cap
+	nextID     atomic.Uint64
+	connIDs    atomic.Uint64
 
 	observers atomic.Pointer[[]Observer]
+	obsQ      observerQueue
 	subsMu    sync.Mutex
 	subs      atomic.Pointer[[]*Subscription]
 	dropped   atomic.Uint64
@@ -79,7 +85,12 @@ type Engine struct {
 	rev           *reverseTarget // reverse mode (Config.Reverse), else nil
 }
 
-// Observer receives every event synchronously; it must not block (queue and return).
+// Observer receives every event, in order, on the engine's delivery goroutine (see
+// observe.go): never on an exchange's, so a slow observer delays only later deliveries.
+// It should still return promptly: while it holds a completed session, that session's
+// bodies count against Config.CaptureMemory, and at most 65,536 events wait for it
+// (beyond that events are dropped and counted in Stats.ObserverDropped). It must not call
+// Send or Close, which wait for deliveries (its own among them).
 type Observer interface {
 	Observe(Event)
 }
@@ -121,6 +132,9 @@ func (s *Subscription) Close() {
 	})
 }
 
+// DefaultCaptureMemory is Config.CaptureMemory's default.
+const DefaultCaptureMemory = 64 << 20
+
 // ErrRemoteListen is returned by New for a non-loopback Listen without AllowRemote.
 var ErrRemoteListen = errors.New("refusing to listen on a non-loopback address without --allow-remote")
 
@@ -134,8 +148,12 @@ func New(cfg Config) (*Engine, error) {
 	setDefault(&cfg.DialTimeout, 15*time.Second)
 	setDefault(&cfg.TLSTimeout, 15*time.Second)
 	setDefault(&cfg.ResponseTimeout, 120*time.Second)
+	setDefault(&cfg.TunnelIdleTimeout, DefaultTunnelIdleTimeout)
 	if cfg.CaptureLimit == 0 {
 		cfg.CaptureLimit = 1 << 20
+	}
+	if cfg.CaptureMemory == 0 {
+		cfg.CaptureMemory = DefaultCaptureMemory
 	}
 	switch cfg.UpstreamProto {
 	case "":
@@ -167,6 +185,9 @@ func New(cfg Config) (*Engine, error) {
 		reserved: map[string]bool{},
 
 		reservedLoopPorts: map[string]bool{},
+	}
+	if cfg.CaptureMemory > 0 {
+		e.captureMem = &captureBudget{limit: cfg.CaptureMemory}
 	}
 	e.capture.Store(true)
 	e.observers.Store(&[]Observer{})
@@ -284,7 +305,8 @@ func (e *Engine) Serve() error {
 
 // Close stops accepting, lets in-flight exchanges finish until ctx ends, then closes
 // every remaining connection (tunnels and WebSockets included). In-flight sessions are
-// completed (with an error when cut short) before Close returns.
+// completed (with an error when cut short) and delivered to the observers before Close
+// returns (the delivery until ctx ends).
 func (e *Engine) Close(ctx context.Context) error {
 	if !e.closed.CompareAndSwap(false, true) {
 		return nil
@@ -313,6 +335,8 @@ func (e *Engine) Close(ctx context.Context) error {
 	}
 	e.hijackedMu.Unlock()
 	e.wg.Wait()
+	e.obsQ.wait(ctx) // every session that completed reaches the observers
+	e.obsQ.close()
 	e.up.close()
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 		return nil
@@ -401,11 +425,14 @@ func (e *Engine) Stats() Stats {
 	n := len(e.inFlight)
 	e.flightMu.Unlock()
 	return Stats{
-		Sessions:      e.completed.Load(),
-		InFlight:      n,
-		Connections:   e.openConns.Load(),
-		DroppedEvents: e.dropped.Load(),
-		FramesDropped: e.framesDropped.Load(),
+		Sessions:        e.completed.Load(),
+		InFlight:        n,
+		Connections:     e.openConns.Load(),
+		DroppedEvents:   e.dropped.Load(),
+		FramesDropped:   e.framesDropped.Load(),
+		ObserverDropped: e.obsQ.dropped.Load(),
+		CaptureMemory:   e.captureMem.inUse(),
+		CaptureCapped:   e.captureMem.cappedCount(),
 	}
 }
 
@@ -416,7 +443,11 @@ func (e *Engine) newID() session.ID {
 	return session.ID(e.nextID.Add(1))
 }
 
-func (e *Engine) publish(ev Event) {
+func (e *Engine) publish(ev Event) { e.publishFor(ev, nil) }
+
+// publishFor publishes ev, the event of exchange x (nil for sessions without one): to
+// the observers through their delivery queue, to subscribers at once. Neither waits.
+func (e *Engine) publishFor(ev Event, x *exchange) {
 	switch ev.Kind {
 	case EventBegin, EventUpdate:
 		e.flightMu.Lock()
@@ -428,8 +459,10 @@ func (e *Engine) publish(ev Event) {
 		e.flightMu.Unlock()
 		e.completed.Add(1)
 	}
-	for _, o := range *e.observers.Load() {
-		o.Observe(ev)
+	if len(*e.observers.Load()) > 0 {
+		e.obsQ.push(e, ev, x)
+	} else {
+		x.delivered()
 	}
 	for _, s := range *e.subs.Load() {
 		if s.kinds&(1<<ev.Kind) == 0 {

@@ -30,11 +30,14 @@ type exchange struct {
 	resp    *http.Response
 	respCap *captureBody
 	ws      *wsTap
+	cw      clientWriter // the client's ResponseWriter, as the exchange writes to it
 	tr      traceState
 	failed  bool // the error handler ran
 	// done is the request context's Done channel: closed when the client went away (or
 	// the engine closed) while the exchange ran.
 	done <-chan struct{}
+	// sent, for Send's exchanges, is closed once the observers have the session.
+	sent chan struct{}
 }
 
 type exchangeKey struct{}
@@ -156,6 +159,9 @@ func (e *Engine) serveExchange(w http.ResponseWriter, r *http.Request) {
 				port = "443"
 			}
 			x.target = net.JoinHostPort(strings.Trim(x.target, "[]"), port)
+		} else if _, port, _ := net.SplitHostPort(x.target); !validPort(port) {
+			http.Error(w, r.URL.Host+": the port must be a number from 1 to 65535", http.StatusBadRequest)
+			return
 		}
 	}
 	if !info.vetted || x.target != info.target {
@@ -209,12 +215,12 @@ func (e *Engine) serveExchange(w http.ResponseWriter, r *http.Request) {
 	if st, ok := r.Context().Value(sendKey{}).(*sendState); ok {
 		s.ReplayOf = st.opts.ReplayOf
 		st.s = s
+		x.sent = st.delivered
 	}
 	e.publish(Event{Kind: EventBegin, Summary: inflight(s)})
 
 	if r.Body != nil && r.Body != http.NoBody && !isExtendedConnectWS(r) { // WebSocket streams are recorded as messages
-		x.reqBody = newCaptureBody(r.Body, r.ContentLength, e.cfg.CaptureLimit, func() http.Header { return r.Trailer })
-		x.reqBody.spill = e.newSpill(s.ID, "request")
+		x.reqBody = e.newCapture(r.Body, r.ContentLength, s.ID, "request", func() http.Header { return r.Trailer })
 		r.Body = x.reqBody
 	}
 	ctx := context.WithValue(httptrace.WithClientTrace(r.Context(), x.tr.clientTrace()), exchangeKey{}, x)
@@ -225,12 +231,31 @@ func (e *Engine) serveExchange(w http.ResponseWriter, r *http.Request) {
 		if p != nil && p != http.ErrAbortHandler {
 			x.fail(session.PhaseResponse, session.SideProxy, fmt.Sprintf("internal error: %v", p))
 		}
-		x.complete(p != nil)
+		// A WebSocket ends when either side leaves; other exchanges are decided once,
+		// here: the client may leave at any moment.
+		gone := x.ws == nil && x.clientGone()
+		if p == http.ErrAbortHandler && !gone && x.answerBrokenBody() {
+			p = nil
+		}
+		if p == nil {
+			x.cw.release()
+		}
+		// A copy that failed after the whole response was handed over failed on what
+		// followed its last byte (reading the origin's stream, cancelled when the client
+		// left; or x/net reporting the connection's close, which it may do before the
+		// stream's context ends): the response is whole, so net/http may end it normally.
+		delivered := x.ws == nil && ((gone && p == nil) || p == http.ErrAbortHandler) && x.deliveredBeforeLeaving()
+		if delivered {
+			p = nil
+		}
+		x.complete(p != nil, gone && !delivered, delivered)
 		if p != nil {
 			panic(http.ErrAbortHandler) // reset the client connection
 		}
 	}()
 
+	x.cw.ResponseWriter, x.cw.x, x.cw.proto = w, x, s.Client.Proto
+	w = &x.cw
 	f := &Flow{Session: s, Request: r}
 	for _, h := range *e.reqHooks.Load() {
 		if err := h.OnRequest(ctx, f); err != nil {
@@ -249,8 +274,8 @@ func (e *Engine) serveExchange(w http.ResponseWriter, r *http.Request) {
 	}
 	if r.Body != nil && r.Body != http.NoBody && r.Body != io.ReadCloser(x.reqBody) && !isExtendedConnectWS(r) {
 		// A hook replaced the body: capture what is really sent.
-		x.reqBody = newCaptureBody(r.Body, r.ContentLength, e.cfg.CaptureLimit, func() http.Header { return r.Trailer })
-		x.reqBody.spill = e.newSpill(s.ID, "request")
+		x.reqBody.releaseBudget()
+		x.reqBody = e.newCapture(r.Body, r.ContentLength, s.ID, "request", func() http.Header { return r.Trailer })
 		r.Body = x.reqBody
 	}
 	s.Request.Method, s.Request.URL, s.Request.Header = r.Method, x.publicURL(r), r.Header
@@ -356,8 +381,7 @@ func (x *exchange) answer(w http.ResponseWriter, resp *http.Response) {
 	}
 	w.WriteHeader(resp.StatusCode)
 	if resp.Body != nil {
-		x.respCap = newCaptureBody(resp.Body, resp.ContentLength, x.e.cfg.CaptureLimit, nil)
-		x.respCap.spill = x.e.newSpill(x.s.ID, "response")
+		x.respCap = x.e.newCapture(resp.Body, resp.ContentLength, x.s.ID, "response", nil)
 		_, err := copyBuffered(w, x.respCap)
 		resp.Body.Close()
 		if err != nil {
@@ -366,8 +390,44 @@ func (x *exchange) answer(w http.ResponseWriter, resp *http.Response) {
 	}
 }
 
-// complete fills in what the body readers saw and publishes the final session.
-func (x *exchange) complete(aborted bool) {
+// answerBrokenBody answers 502 when the origin's body failed before its first byte and
+// nothing of the response has reached the client yet (clientWriter kept the head back),
+// and records the session as the client saw it: the 502, with the origin's failure as
+// the error. It reports whether it answered; otherwise the connection is cut as before.
+func (x *exchange) answerBrokenBody() bool {
+	c := x.respCap
+	if x.s == nil || x.s.Response == nil || c == nil || x.cw.held == 0 || x.cw.n != 0 || !c.failedEmpty() {
+		return false
+	}
+	_, _, _, err := c.result()
+	c.releaseBudget()
+	x.respCap = nil
+	origin := x.s.Response
+	se := &session.Error{
+		Phase: session.PhaseBody, Side: session.SideUpstream, Proto: x.s.Client.Proto,
+		Message: fmt.Sprintf("the origin's response (%d %s) broke off before the first body byte: %v", origin.Status, origin.Reason, err),
+	}
+	x.s.Error = se
+	w := x.cw.ResponseWriter
+	h := w.Header()
+	clear(h)
+	x.cw.held = 0
+	msg := explain(se, x.target)
+	writeProxyError(w, http.StatusBadGateway, msg)
+	body := msg + "\n" // as writeProxyError wrote it
+	x.s.Response = &session.Response{
+		Status: http.StatusBadGateway, Reason: http.StatusText(http.StatusBadGateway),
+		Proto: x.s.Client.Proto, Header: h.Clone(),
+		Body: session.Body{Data: []byte(body), Size: int64(len(body))},
+	}
+	return true
+}
+
+// complete fills in what the body readers saw and publishes the final session. leftEarly
+// says the client went away before it had the whole response; delivered, that it went
+// away after (deliveredBeforeLeaving): a read error its leaving caused on the origin's
+// side is then no error of the exchange.
+func (x *exchange) complete(aborted, leftEarly, delivered bool) {
 	s := x.s
 	now := time.Now()
 	if x.reqBody != nil {
@@ -392,7 +452,12 @@ func (x *exchange) complete(aborted bool) {
 		if b.Truncated {
 			s.Flags |= session.FlagRespTruncated
 		}
-		if err != nil {
+		switch {
+		case err == nil, delivered:
+		case (aborted || leftEarly) && errors.Is(err, context.Canceled):
+			// The proxy cancelled the origin's stream because the client left: the
+			// client's leaving is the error (below), not the origin's.
+		default:
 			x.fail(session.PhaseBody, session.SideUpstream, "the origin broke off the response body: "+err.Error())
 		}
 	}
@@ -403,9 +468,10 @@ func (x *exchange) complete(aborted bool) {
 	if aborted && s.Error == nil {
 		x.fail(session.PhaseBody, session.SideClient, "the client went away before the response was complete")
 	}
-	if s.Error == nil && x.ws == nil && x.clientGone() { // a WebSocket ends when either side leaves
+	if s.Error == nil && leftEarly {
 		// The origin's response can race the cancellation (net/http's transport uses a
-		// response that arrives while it closes the connection); the client got nothing.
+		// response that arrives while it closes the connection), or the client left with
+		// the response's end still in the proxy's buffers.
 		x.fail(session.PhaseBody, session.SideClient, "the client went away before the response was delivered")
 	}
 	s.Timings.ResponseDone = now
@@ -413,7 +479,8 @@ func (x *exchange) complete(aborted bool) {
 		x.info.frames.sessionDone(s.ID)
 		x.e.upstreamRec(s.Upstream.ConnID).sessionDone(s.ID)
 	}
-	x.e.publish(Event{Kind: EventComplete, Summary: s.Summarize(), Session: s})
+	// Once the observers have the session (x.delivered), they own its bodies.
+	x.e.publishFor(Event{Kind: EventComplete, Summary: s.Summarize(), Session: s}, x)
 }
 
 // clientGone reports whether the request's context ended before the exchange did.

@@ -7,8 +7,10 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"inspector/engine/session"
 )
@@ -61,6 +63,13 @@ type framingConn struct {
 
 	tls   *tls.ConnectionState // of the wrapped *tls.Conn (net/http only sees a plain conn)
 	limit *limitConn           // the client connection's slot, marked waiting while a head is read
+
+	// written counts the bytes handed to Write, counted before each write starts, so a
+	// reader that sees the client leave counts a write in progress as done. goneAt is
+	// written+1 as it was when a read from the client first failed (it closed or reset
+	// the connection), 0 while none has: see wroteAfterGone.
+	written atomic.Int64
+	goneAt  atomic.Int64
 }
 
 // newFramingConn wraps c. Read must be called from one goroutine at a time (net/http's
@@ -90,6 +99,30 @@ func (f *framingConn) refuse(reason string) {
 }
 
 func (f *framingConn) Read(p []byte) (int, error) {
+	n, err := f.read(p)
+	if err != nil && err != f.stop && f.goneAt.Load() == 0 && !errors.Is(err, os.ErrDeadlineExceeded) {
+		// The client closed or reset the connection (net/http's read-ahead sees it first
+		// and then cancels the request's context).
+		f.goneAt.Store(f.written.Load() + 1)
+	}
+	return n, err
+}
+
+// Write counts the bytes before writing them (see written).
+func (f *framingConn) Write(p []byte) (int, error) {
+	f.written.Add(int64(len(p)))
+	return f.Conn.Write(p)
+}
+
+// wroteAfterGone reports whether the client left (a read from it failed) and bytes were
+// written to the connection after that: bytes it cannot have had. Call it after
+// flushing the response.
+func (f *framingConn) wroteAfterGone() bool {
+	g := f.goneAt.Load()
+	return g != 0 && f.written.Load() != g-1
+}
+
+func (f *framingConn) read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}

@@ -17,9 +17,10 @@ const DefaultMaxConns = 4096
 
 // limitListener caps the connections accepted and not yet closed. At the cap, a new
 // connection takes the slot of the one that has waited longest for a request head (an idle
-// keep-alive connection, or one trickling a head in: slowloris), which is closed; only when
-// every connection is busy (a request in progress, a tunnel) is the new one answered 503
-// and closed. So idle or half-sent connections can never lock clients out, and the header
+// keep-alive connection, or one trickling a head in: slowloris; or a CONNECT tunnel
+// waiting for its first byte or TLS handshake) or been an idle tunnel longest, which is
+// closed; only when every connection is busy (a request in progress, a tunnel relaying)
+// is the new one answered 503 and closed. So idle or half-sent connections can never lock clients out, and the header
 // timeout is not the only thing that frees their slots. It is used by one Accept loop.
 type limitListener struct {
 	net.Listener
@@ -75,14 +76,15 @@ func (l *limitListener) take() bool {
 	}
 }
 
-// evictWaiting closes the connection that has waited longest for a request head and
-// reports whether there was one.
+// evictWaiting closes the connection that has waited longest for a request head (or been
+// an idle tunnel longest) and reports whether there was one.
 func (l *limitListener) evictWaiting() bool {
 	var victim *limitConn
 	var oldest int64
+	now := time.Now().UnixNano()
 	l.mu.Lock()
 	for c := range l.conns {
-		if w := c.evictable(); w != 0 && (victim == nil || w < oldest) {
+		if w := c.evictable(now); w != 0 && (victim == nil || w < oldest) {
 			victim, oldest = c, w
 		}
 	}
@@ -90,7 +92,7 @@ func (l *limitListener) evictWaiting() bool {
 	if victim == nil {
 		return false
 	}
-	l.logf("closed %s, waiting for a request head since %s, to make room (Config.MaxConns)",
+	l.logf("closed %s, waiting for a request head or idle since %s, to make room (Config.MaxConns)",
 		victim.RemoteAddr(), time.Unix(0, oldest).Format(time.RFC3339Nano))
 	_ = victim.Close() // gives its slot back before returning
 	return true
@@ -108,6 +110,9 @@ type limitConn struct {
 	// active: net/http is serving a request on it (its read-ahead while a handler runs
 	// also waits for a head, but the connection is busy).
 	active atomic.Bool
+	// tunnelLast is when the opaque tunnel on it last relayed a byte (UnixNano), 0 when
+	// it carries none: a tunnel silent for tunnelIdleAfter is idle (see tunnel.go).
+	tunnelLast atomic.Int64
 }
 
 // serverState follows net/http's connection states (http.Server.ConnState).
@@ -117,13 +122,20 @@ func (c *limitConn) serverState(st http.ConnState) {
 	}
 }
 
-// evictable reports since when the connection has been waiting for a request head while
-// nothing runs on it, or 0.
-func (c *limitConn) evictable() int64 {
+// evictable reports since when the connection has been waiting for a request head (or,
+// after CONNECT, for its first byte or TLS handshake) while nothing runs on it, or since
+// when its tunnel has been idle; else 0. now is UnixNano.
+func (c *limitConn) evictable(now int64) int64 {
 	if c.active.Load() {
 		return 0
 	}
-	return c.waiting.Load()
+	if w := c.waiting.Load(); w != 0 {
+		return w
+	}
+	if last := c.tunnelLast.Load(); last != 0 && now-last >= int64(tunnelIdleAfter) {
+		return last
+	}
+	return 0
 }
 
 func (c *limitConn) Close() error {
@@ -153,6 +165,8 @@ func limitOf(c net.Conn) *limitConn {
 			c = x.Conn
 		case *tls.Conn:
 			c = x.NetConn()
+		case *h2Tap:
+			c = x.Conn
 		default:
 			return nil
 		}

@@ -10,6 +10,7 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -153,7 +154,14 @@ func (w logWriter) Write(p []byte) (int, error) {
 }
 
 func (e *Engine) countConn(c net.Conn, st http.ConnState) {
-	limitOf(c).serverState(st)
+	lc := limitOf(c)
+	lc.serverState(st)
+	if _, h1 := c.(*framingConn); !h1 && (st == http.StateIdle || st == http.StateActive) {
+		// An HTTP/2 connection (x/net reports its states here too) with no stream open
+		// waits for a request like an idle keep-alive one: at the connection cap it makes
+		// room. HTTP/1 connections are marked by their framing check instead.
+		lc.setWaiting(st == http.StateIdle)
+	}
 	switch st {
 	case http.StateNew:
 		e.openConns.Add(1)
@@ -195,6 +203,11 @@ func (e *Engine) serveConnect(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "CONNECT needs host:port, got "+strings.TrimSpace(target), http.StatusBadRequest)
 		return
 	}
+	if !validPort(port) {
+		w.Header().Set("Connection", "close")
+		http.Error(w, "CONNECT "+target+": the port must be a number from 1 to 65535", http.StatusBadRequest)
+		return
+	}
 	if e.isReserved(host, port) {
 		http.Error(w, "Inspector refuses to connect to its own addresses (a proxy loop or a request to its control API)", http.StatusLoopDetected)
 		return
@@ -212,17 +225,23 @@ func (e *Engine) serveConnect(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	cc := &clientConn{Conn: conn, r: brw.Reader, info: info}
+	established := time.Now()
 	if matchAny(e.cfg.NoDecrypt, host) || e.cfg.CA == nil {
-		e.tunnel(cc, r, target)
+		e.tunnel(cc, r, target, established)
 		return
 	}
+	// Until its first byte the tunnel waits like a connection between requests: at the
+	// connection cap it makes room for others.
+	lc := limitOf(conn)
+	lc.setWaiting(true)
 	_ = conn.SetReadDeadline(time.Now().Add(sniffTimeout))
 	first, err := cc.r.Peek(1)
 	_ = conn.SetReadDeadline(time.Time{})
+	lc.setWaiting(false)
 	if err != nil {
 		var ne net.Error
 		if errors.As(err, &ne) && ne.Timeout() {
-			e.tunnel(cc, r, target) // server-speaks-first protocol
+			e.tunnel(cc, r, target, established) // server-speaks-first protocol
 			return
 		}
 		conn.Close()
@@ -239,8 +258,15 @@ func (e *Engine) serveConnect(w http.ResponseWriter, r *http.Request) {
 		cc.info.framing = newFramingConn(cc)
 		e.mitmLn.push(cc.info.framing)
 	default:
-		e.tunnel(cc, r, target)
+		e.tunnel(cc, r, target, time.Now())
 	}
+}
+
+// validPort reports whether port is a TCP port one can connect to: decimal, 1 to 65535
+// (leading zeros allowed, as net's dialer allows them).
+func validPort(port string) bool {
+	n, err := strconv.ParseUint(port, 10, 16)
+	return err == nil && n > 0
 }
 
 func looksLikeHTTP(r *bufio.Reader) bool {
@@ -265,7 +291,10 @@ func (e *Engine) serveTLS(cc *clientConn, connect *http.Request) {
 	tc := tls.Server(cc, e.tlsConf.server)
 	ctx, cancel := context.WithTimeout(context.Background(), e.cfg.TLSTimeout)
 	release := e.hold(cc) // a stalled handshake must not outlive Close
+	lc := limitOf(cc)
+	lc.setWaiting(true) // a stalled handshake makes room at the connection cap, like a stalled head
 	err := tc.HandshakeContext(ctx)
+	lc.setWaiting(false)
 	release()
 	cancel()
 	if err != nil {
@@ -344,10 +373,13 @@ func handshakeReason(err error) string {
 }
 
 // tunnel relays bytes both ways without looking at them, and records a tunnel session.
-func (e *Engine) tunnel(cc *clientConn, connect *http.Request, target string) {
+// Its client has sent nothing since quiet (see tunnelActivity).
+func (e *Engine) tunnel(cc *clientConn, connect *http.Request, target string, quiet time.Time) {
 	e.openConns.Add(1)
 	defer e.openConns.Add(-1)
 	defer cc.Close()
+	act := newTunnelActivity(limitOf(cc.Conn), quiet) // idle from the start: the dial may hang
+	defer act.end()
 	s := &session.Session{
 		Started: time.Now(),
 		Client:  session.Conn{Addr: cc.RemoteAddr().String(), ConnID: cc.info.id},
@@ -381,19 +413,33 @@ func (e *Engine) tunnel(cc *clientConn, connect *http.Request, target string) {
 	e.trackHijacked(up, true)
 	defer e.trackHijacked(cc, false)
 	defer e.trackHijacked(up, false)
+	// Both directions end at EOF (passed on as a half-close), on an error, or when the
+	// tunnel has relayed nothing either way for TunnelIdleTimeout (then both are cut).
+	idle := e.cfg.TunnelIdleTimeout
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		n, _ := copyBuffered(up, cc)
+		n, err := act.pump(up, cc, idle)
 		s.Request.Body.Size = n
+		if err != nil {
+			cc.Close()
+			up.Close()
+		}
 		closeWrite(up)
 	}()
-	n, _ := copyBuffered(cc, up)
+	n, err := act.pump(cc, up, idle)
 	s.Response.Body.Size = n
+	if err != nil {
+		cc.Close()
+		up.Close()
+	}
 	closeWrite(cc.Conn)
 	wg.Wait()
 	up.Close()
+	if errors.Is(err, errTunnelIdle) {
+		e.cfg.Logf("closed the tunnel to %s from %s: nothing relayed for %s (Config.TunnelIdleTimeout)", target, cc.RemoteAddr(), idle)
+	}
 	finish()
 }
 

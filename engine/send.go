@@ -20,13 +20,15 @@ type sendKey struct{}
 
 // sendState carries Send's options into the pipeline and the session back out.
 type sendState struct {
-	opts SendOptions
-	s    *session.Session
+	opts      SendOptions
+	s         *session.Session
+	delivered chan struct{} // closed once the observers have s
 }
 
 // Send runs req through the engine as if a client had sent it to the proxy: the same
 // hooks, upstream transports, capture and events, so the result is an ordinary session
-// (published to observers and stored). req.URL must be absolute (http or https). The
+// (published to observers and stored: Send returns once the observers have it, or ctx
+// ends). req.URL must be absolute (http or https). The
 // response body is read to the end and discarded (the session holds what capture kept).
 // It is safe for concurrent use; the composer and replay use it.
 func (e *Engine) Send(ctx context.Context, req *http.Request, opts SendOptions) (s *session.Session, err error) {
@@ -36,7 +38,7 @@ func (e *Engine) Send(ctx context.Context, req *http.Request, opts SendOptions) 
 	if !e.capture.Load() {
 		return nil, errors.New("send: capture is off")
 	}
-	st := &sendState{opts: opts}
+	st := &sendState{opts: opts, delivered: make(chan struct{})}
 	ctx = context.WithValue(ctx, sendKey{}, st)
 	ctx = context.WithValue(ctx, connInfoKey{}, &connInfo{accepted: time.Now()})
 	r := req.Clone(ctx)
@@ -67,6 +69,10 @@ func (e *Engine) Send(ctx context.Context, req *http.Request, opts SendOptions) 
 			err = fmt.Errorf("send: the request was not recorded (status %d)", w.code)
 		}
 		return nil, err
+	}
+	select { // so the session is stored (handed to the observers) when Send returns
+	case <-st.delivered:
+	case <-ctx.Done():
 	}
 	return st.s, err
 }

@@ -374,9 +374,9 @@ func (u *upstream) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		return resp, nil
 	}
-	x.respCap = newCaptureBody(resp.Body, resp.ContentLength, u.e.cfg.CaptureLimit, func() http.Header { return resp.Trailer })
-	x.respCap.spill = u.e.newSpill(x.s.ID, "response")
+	x.respCap = u.e.newCapture(resp.Body, resp.ContentLength, x.s.ID, "response", func() http.Header { return resp.Trailer })
 	resp.Body = x.respCap
+	x.cw.hold = true // a body failing before its first byte gets a 502 (answerBrokenBody)
 	return resp, nil
 }
 
@@ -401,8 +401,8 @@ func (u *upstream) modifyResponse(resp *http.Response) error {
 		}
 		if resp.Body != io.ReadCloser(x.respCap) && resp.Body != nil && x.ws == nil {
 			// A hook replaced the body: capture what the client really gets.
-			x.respCap = newCaptureBody(resp.Body, resp.ContentLength, u.e.cfg.CaptureLimit, func() http.Header { return resp.Trailer })
-			x.respCap.spill = u.e.newSpill(x.s.ID, "response")
+			x.respCap.releaseBudget()
+			x.respCap = u.e.newCapture(resp.Body, resp.ContentLength, x.s.ID, "response", func() http.Header { return resp.Trailer })
 			resp.Body = x.respCap
 		}
 		if x.s.Response != nil {

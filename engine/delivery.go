@@ -1,0 +1,144 @@
+package engine
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"inspector/engine/session"
+)
+
+// Delivery: did the client get the whole response before it went away?
+//
+// A client that knows a response's length (curl, browsers) closes its connection or
+// stream as soon as it has the last byte. The request's context then ends while the
+// handler is still returning, and "the context ended before the exchange did" alone would
+// call a complete exchange a failure. What tells the two apart is whether the last byte
+// had been handed to the client's connection before it left:
+//
+//   - clientWriter counts the body bytes written to the client. Before it writes the last
+//     bytes of a body with a Content-Length on HTTP/2 or HTTP/3 it flushes what is still
+//     buffered: that flush fails once the stream or connection is closed, so the client
+//     left before it could have the last byte. The last write's own result is not
+//     trusted there: x/net reports a connection closed right after a frame was written
+//     as that frame's failure, and a client closing its connection as soon as it has the
+//     last byte is exactly that.
+//   - On HTTP/1 the last write is flushed at once; but a write into a socket the peer has
+//     closed still succeeds, so framingConn also notes how many bytes had been written
+//     when the client's close was read: a complete delivery wrote nothing after it (see
+//     wroteAfterGone).
+//
+// A response shorter than the smallest buffer in front of the client's connection
+// (flushThreshold) stays buffered until the handler returns: a client gone before then
+// never saw it, so such responses need no early flush. The end of a chunked or unframed
+// body is written only after the handler returns, so a client gone before cannot have
+// seen it either. What stays open: on HTTP/2 and HTTP/3 a client that leaves in the
+// moment between the flush before the last write and that write is recorded as served.
+
+// flushThreshold is the size of the smallest buffer between a handler and the client's
+// connection (net/http's HTTP/1 response buffer, 2 KiB).
+const flushThreshold = 2 << 10
+
+// holdHead bounds how long a flush of a proxied response's head waits for the body's
+// first read (see clientWriter.FlushError).
+const holdHead = 100 * time.Millisecond
+
+// clientWriter is the ResponseWriter an exchange writes its response to (see above).
+// Unwrap lets http.ResponseController reach the connection's writer for Hijack.
+//
+// For a proxied response (hold) it also keeps the head back until the first body byte,
+// a flush, or the end of the handler, so that an origin body failing before its first
+// byte can still be answered with a 502 that says why, instead of a head followed by a
+// cut connection (see exchange.answerBrokenBody). It is used by the handler's goroutine,
+// and by the reverse proxy's flush timer under the proxy's own lock, never at once.
+type clientWriter struct {
+	http.ResponseWriter
+	x      *exchange
+	proto  string // the client's protocol (session.HTTP1, HTTP2, HTTP3)
+	hold   bool   // keep the final head back (held) until the first byte or flush
+	held   int    // the status of a head kept back, 0 when none is
+	headed bool
+	want   int64 // the response's Content-Length as sent, -1 when it has none
+	n      int64 // body bytes written
+	// handed: all want bytes were written and flushed while the client was there.
+	handed bool
+}
+
+func (w *clientWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+func (w *clientWriter) WriteHeader(code int) {
+	if code >= 200 && !w.headed {
+		w.head()
+		if w.hold {
+			w.held = code
+			return
+		}
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+// release sends a head kept back.
+func (w *clientWriter) release() {
+	if code := w.held; code != 0 {
+		w.held = 0
+		w.ResponseWriter.WriteHeader(code)
+	}
+}
+
+// FlushError sends what is buffered. A flush of a head kept back before any body byte
+// (the reverse proxy flushes a streamed response's head at once, from a timer) first
+// waits up to holdHead for the body's first read; when that read failed, the head stays
+// back for the handler to answer 502 instead.
+func (w *clientWriter) FlushError() error {
+	if w.held != 0 && w.n == 0 && w.x.respCap != nil && w.x.respCap.waitFirst(holdHead) {
+		return nil
+	}
+	w.release()
+	return http.NewResponseController(w.ResponseWriter).Flush()
+}
+
+func (w *clientWriter) head() {
+	w.headed, w.want = true, -1
+	if v := w.Header().Get("Content-Length"); v != "" {
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil && n >= 0 {
+			w.want = n
+		}
+	}
+}
+
+func (w *clientWriter) Write(p []byte) (int, error) {
+	if !w.headed {
+		w.head()
+	}
+	w.release()
+	if w.want < flushThreshold || w.n+int64(len(p)) != w.want {
+		n, err := w.ResponseWriter.Write(p)
+		w.n += int64(n)
+		return n, err
+	}
+	// The last bytes of the body (see Delivery above).
+	rc := http.NewResponseController(w.ResponseWriter)
+	if w.proto != session.HTTP1 {
+		w.handed = rc.Flush() == nil
+		n, err := w.ResponseWriter.Write(p)
+		w.n += int64(n)
+		return n, err
+	}
+	n, err := w.ResponseWriter.Write(p)
+	w.n += int64(n)
+	w.handed = err == nil && rc.Flush() == nil
+	return n, err
+}
+
+// deliveredBeforeLeaving reports, for a client that went away before the handler
+// returned or a copy to it that failed, whether it had been handed the whole response
+// first (see above).
+func (x *exchange) deliveredBeforeLeaving() bool {
+	if x.s == nil || x.s.Response == nil || x.failed || !x.cw.handed {
+		return false
+	}
+	if x.s.Client.Proto == session.HTTP1 {
+		return x.info.framing != nil && !x.info.framing.wroteAfterGone()
+	}
+	return true
+}
