@@ -94,23 +94,25 @@ func TestUploadRate(t *testing.T) {
 }
 
 // Latency is added to each request on a kept-alive connection, not once per connection.
+// Each side takes the fastest of five requests, so a scheduling hiccup on a loaded machine
+// does not count as latency.
 func TestLatencyPerRequest(t *testing.T) {
 	s, px, o, _ := setup(t, nil)
 	c := px.Client(t, et.ClientH2)
 	req, _ := http.NewRequest("GET", o.URL+"/small", nil)
 	timed(t, c, req) // connection set up
-	var base time.Duration
-	for i := 0; i < 3; i++ {
-		ttfb, _, _, _ := timed(t, c, req)
-		base += ttfb
+	fastest := func() time.Duration {
+		best := time.Hour
+		for i := 0; i < 5; i++ {
+			ttfb, _, _, _ := timed(t, c, req)
+			best = min(best, ttfb)
+		}
+		return best
 	}
-	base /= 3
+	base := fastest()
 	p, _ := netprofile.Parse("latency:300")
 	s.Set(p)
-	for i := 0; i < 2; i++ {
-		ttfb, _, _, _ := timed(t, c, req)
-		within(t, "time to first byte with +300 ms", ttfb-base, 300*time.Millisecond)
-	}
+	within(t, "time to first byte with +300 ms", fastest()-base, 300*time.Millisecond)
 }
 
 func TestOfflineAndHosts(t *testing.T) {
