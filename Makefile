@@ -16,6 +16,8 @@ APT_PKGS  := gcc libgl1-mesa-dev xorg-dev curl ca-certificates libnss3-tools lib
 # which cannot be fetched offline; PowerShell is not packaged).
 APT_PKGS  += wget httpie python3-requests python3-httpx nodejs default-jdk-headless php-cli php-curl \
              mono-mcs mono-runtime libmono-system-net-http4.0-cil rustc
+# Native file dialogs (ui/nativedialog): a private session bus for the desktop-portal tests.
+APT_PKGS  += dbus-daemon
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 

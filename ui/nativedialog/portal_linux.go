@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/godbus/dbus/v5"
@@ -23,6 +22,7 @@ const (
 	portalPath    = dbus.ObjectPath("/org/freedesktop/portal/desktop")
 	chooserIface  = "org.freedesktop.portal.FileChooser"
 	requestIface  = "org.freedesktop.portal.Request"
+	requestPrefix = dbus.ObjectPath("/org/freedesktop/portal/desktop/request")
 	responseOK    = 0
 	responseClose = 1 // the user cancelled
 )
@@ -130,12 +130,6 @@ func portalOptions(o Options, token string) (method string, opts map[string]dbus
 	return method, opts
 }
 
-// requestPath is the Request object the portal creates for token and this connection.
-func requestPath(uniqueName, token string) dbus.ObjectPath {
-	sender := strings.ReplaceAll(strings.TrimPrefix(uniqueName, ":"), ".", "_")
-	return dbus.ObjectPath("/org/freedesktop/portal/desktop/request/" + sender + "/" + token)
-}
-
 // portalOpen shows the portal's file chooser and waits for its Response signal.
 func portalOpen(ctx context.Context, o Options) (string, error) {
 	conn, closeConn, err := portalConn()
@@ -149,17 +143,11 @@ func portalOpen(ctx context.Context, o Options) (string, error) {
 	var b [8]byte
 	rand.Read(b[:])
 	token := "inspector" + hex.EncodeToString(b[:])
-	names := conn.Names()
-	if len(names) == 0 {
-		return "", fmt.Errorf("%w: no name on the session bus", ErrUnavailable)
-	}
-	want := requestPath(names[0], token)
 	signals := make(chan *dbus.Signal, 8)
 	conn.Signal(signals)
-	match := func(p dbus.ObjectPath) error {
-		return conn.AddMatchSignal(dbus.WithMatchObjectPath(p), dbus.WithMatchInterface(requestIface), dbus.WithMatchMember("Response"))
-	}
-	if err := match(want); err != nil { // subscribe before the call: the answer may come at once
+	// Subscribe before the call, since the answer may come at once, and to every request
+	// path: portals before 0.9 return a path of their own, not the one handle_token implies.
+	if err := conn.AddMatchSignal(dbus.WithMatchPathNamespace(requestPrefix), dbus.WithMatchInterface(requestIface), dbus.WithMatchMember("Response")); err != nil {
 		return "", fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
 	parent := ""
@@ -167,20 +155,13 @@ func portalOpen(ctx context.Context, o Options) (string, error) {
 		parent = fmt.Sprintf("x11:%x", o.Parent)
 	}
 	method, opts := portalOptions(o, token)
-	startCtx, cancel := context.WithTimeout(ctx, portalStart)
+	// Not bound to ctx: a request the portal made must be known, to be closed if ctx ends.
+	startCtx, cancel := context.WithTimeout(context.Background(), portalStart)
 	var handle dbus.ObjectPath
 	err = conn.Object(portalName, portalPath).CallWithContext(startCtx, method, 0, parent, o.Title, opts).Store(&handle)
 	cancel()
 	if err != nil {
-		if ctx.Err() != nil {
-			return "", ctx.Err()
-		}
 		return "", fmt.Errorf("%w: desktop portal: %v", ErrUnavailable, err)
-	}
-	if handle != want { // portals before version 0.9 chose their own path
-		if err := match(handle); err != nil {
-			return "", err
-		}
 	}
 	for {
 		select {
