@@ -173,7 +173,7 @@ func TestPortalOwnHandle(t *testing.T) {
 	p := servePortal(t, bus, 4, func(c portaltest.Call, _ <-chan struct{}) (uint32, []string) {
 		return 0, []string{"file:///tmp/old.har"}
 	})
-	p.HandleSuffix = "legacy1"
+	p.SetHandleSuffix("legacy1")
 	got, err := Open(testCtx(t), Options{})
 	if err != nil || got != "/tmp/old.har" {
 		t.Fatalf("Open = %q, %v", got, err)

@@ -49,11 +49,11 @@ func (t tool) run(ctx context.Context, o Options) (string, error) {
 	if ctx.Err() != nil {
 		return "", ctx.Err()
 	}
-	var exit *exec.ExitError
-	switch {
-	case errors.As(err, &exit) && (exit.ExitCode() == t.cancelCode && t.cancelled == nil || t.cancelled != nil && t.cancelled(stderr.String())):
-		return "", ErrCancelled
-	case err != nil:
+	if err != nil {
+		var exit *exec.ExitError
+		if errors.As(err, &exit) && exit.ExitCode() == t.cancelCode && (t.cancelled == nil || t.cancelled(stderr.String())) {
+			return "", ErrCancelled
+		}
 		return "", fmt.Errorf("%s: %v: %s", t.name, err, strings.TrimSpace(stderr.String()))
 	}
 	p := strings.TrimRight(stdout.String(), "\r\n")

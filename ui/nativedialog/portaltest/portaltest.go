@@ -97,13 +97,11 @@ type Answer func(c Call, closed <-chan struct{}) (code uint32, uris []string)
 type Portal struct {
 	conn   *dbus.Conn
 	answer Answer
-	// HandleSuffix, when set, makes the portal return request handles of its own choosing
-	// (as portals before 0.9 did) instead of the one the handle_token implies.
-	HandleSuffix string
 
-	mu     sync.Mutex
-	calls  []Call
-	closes map[dbus.ObjectPath]chan struct{}
+	mu           sync.Mutex
+	handleSuffix string
+	calls        []Call
+	closes       map[dbus.ObjectPath]chan struct{}
 }
 
 const (
@@ -134,6 +132,14 @@ func Serve(addr string, version uint32, answer Answer) (*Portal, error) {
 		return nil, errors.Join(errors.New("cannot own "+name), err)
 	}
 	return p, nil
+}
+
+// SetHandleSuffix makes the portal return request handles of its own choosing (as portals
+// before 0.9 did) instead of the one the handle_token implies.
+func (p *Portal) SetHandleSuffix(s string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.handleSuffix = s
 }
 
 // Close leaves the bus.
@@ -179,12 +185,12 @@ func (p *Portal) request(method, sender, parent, title string, opts map[string]d
 	}
 	handle := dbus.ObjectPath("/org/freedesktop/portal/desktop/request/" +
 		strings.ReplaceAll(strings.TrimPrefix(sender, ":"), ".", "_") + "/" + token)
-	if p.HandleSuffix != "" {
-		handle = dbus.ObjectPath("/org/freedesktop/portal/desktop/request/" + p.HandleSuffix)
-	}
-	call := Call{Method: method, Parent: parent, Title: title, Options: opts, Handle: handle}
 	closed := make(chan struct{})
 	p.mu.Lock()
+	if p.handleSuffix != "" {
+		handle = dbus.ObjectPath("/org/freedesktop/portal/desktop/request/" + p.handleSuffix)
+	}
+	call := Call{Method: method, Parent: parent, Title: title, Options: opts, Handle: handle}
 	p.calls = append(p.calls, call)
 	p.closes[handle] = closed
 	p.mu.Unlock()
