@@ -49,16 +49,25 @@ func open(ctx context.Context, o Options) (string, error) {
 	if o.Save {
 		proc = getSaveFileNameW
 	}
-	ok, _, _ := proc.Call(uintptr(unsafe.Pointer(ofn)))
-	runtime.KeepAlive(ofn)
-	if ok == 0 {
-		code, _, _ := commDlgExtendedError.Call()
-		if code == 0 {
-			return "", ErrCancelled
-		}
-		return "", fmt.Errorf("file dialog: CommDlgExtendedError 0x%04x", code)
+	if err := callOFN(proc, ofn); err != nil {
+		return "", err
 	}
 	return fromUTF16(file), nil
+}
+
+// callOFN runs GetOpenFileNameW or GetSaveFileNameW: ErrCancelled when the user closed it,
+// an error with CommDlgExtendedError's code when it failed.
+func callOFN(proc *windows.LazyProc, ofn *openFileNameW) error {
+	ok, _, _ := proc.Call(uintptr(unsafe.Pointer(ofn)))
+	runtime.KeepAlive(ofn)
+	if ok != 0 {
+		return nil
+	}
+	code, _, _ := commDlgExtendedError.Call()
+	if code == 0 {
+		return ErrCancelled
+	}
+	return fmt.Errorf("file dialog: CommDlgExtendedError 0x%04x", code)
 }
 
 // browseInfoW is shlobj.h's BROWSEINFOW.
