@@ -45,6 +45,10 @@ func open(ctx context.Context, o Options) (string, error) {
 		return browseFolder(o)
 	}
 	ofn, file := buildOFN(o, o.Parent)
+	if ofnTestHook != 0 {
+		ofn.flags |= ofnEnableHook
+		ofn.hook = ofnTestHook
+	}
 	proc := getOpenFileNameW
 	if o.Save {
 		proc = getSaveFileNameW
@@ -69,6 +73,14 @@ func callOFN(proc *windows.LazyProc, ofn *openFileNameW) error {
 	}
 	return fmt.Errorf("file dialog: CommDlgExtendedError 0x%04x", code)
 }
+
+// ofnTestHook, when set by a test, is an OFNHookProc that answers the dialog.
+var ofnTestHook uintptr
+
+// browseTestHook, when set by a test, answers the folder dialog once it is up.
+var browseTestHook func(hwnd uintptr)
+
+const ofnEnableHook = 0x00000020
 
 // browseInfoW is shlobj.h's BROWSEINFOW.
 type browseInfoW struct {
@@ -96,6 +108,9 @@ var browseCallback = sync.OnceValue(func() uintptr {
 	return windows.NewCallback(func(hwnd, msg, _, data uintptr) uintptr {
 		if msg == bffmInitialized && data != 0 {
 			sendMessageW.Call(hwnd, bffmSetSelectionW, 1, data)
+			if browseTestHook != nil {
+				browseTestHook(hwnd)
+			}
 		}
 		return 0
 	})
