@@ -182,3 +182,32 @@ func TestNativeOptions(t *testing.T) {
 		t.Errorf("a save of x.har: %+v", o)
 	}
 }
+
+// While a native dialog is open a second request is dropped (no second dialog of either
+// kind); the first still answers.
+func TestPathDialogOneNativeAtATime(t *testing.T) {
+	r := newNativeRig(t)
+	release := make(chan struct{})
+	asked := make(chan struct{}, 2)
+	p, err := portaltest.Serve(r.bus.Addr, 4, func(portaltest.Call, <-chan struct{}) (uint32, []string) {
+		asked <- struct{}{}
+		<-release
+		return 0, []string{"file:///tmp/first.har"}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	var got []string
+	r.u.pathDialog("Open HAR in a viewer", "Open", "~/", false, func(p string) { got = append(got, "first "+p) })
+	<-asked
+	r.u.pathDialog("Import HAR into this capture", "Import", "~/", false, func(p string) { got = append(got, "second "+p) })
+	if r.typedEntry() != nil {
+		t.Fatal("the second request showed the built-in dialog")
+	}
+	close(release)
+	r.settle()
+	if len(got) != 1 || got[0] != "first /tmp/first.har" || len(p.Calls()) != 1 {
+		t.Fatalf("done calls %q, %d portal calls", got, len(p.Calls()))
+	}
+}
