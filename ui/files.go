@@ -32,20 +32,35 @@ func expandPath(p string) string {
 	return p
 }
 
-// pathDialog asks for a file path: typed (or pasted) into an entry, or picked with Fyne's
-// file dialog through "Browse…". Native dialogs are not used in this build.
+// pathDialog asks for a file path with the system's file dialog where there is one (see
+// nativePath), else typed (or pasted) into an entry or picked with Fyne's file dialog
+// through "Browse…".
 func (u *UI) pathDialog(title, confirm, initial string, save bool, done func(path string)) {
 	u.pathDialogWith(title, confirm, initial, save, nil, done)
 }
 
-// pathDialogWith is pathDialog with extra content (the export scope) above the path.
+// pathDialogWith is pathDialog with extra content (the export scope) above the path: that
+// dialog is always shown, its "Browse…" trying the system's dialog first.
 func (u *UI) pathDialogWith(title, confirm, initial string, save bool, extra fyne.CanvasObject, done func(path string)) {
+	if extra == nil {
+		u.nativePath(title, initial, save, done, func() { u.typedPathDialog(title, confirm, initial, save, nil, done) })
+		return
+	}
+	u.typedPathDialog(title, confirm, initial, save, extra, done)
+}
+
+// typedPathDialog is the built-in path dialog: an entry, "Browse…" and the confirm button.
+func (u *UI) typedPathDialog(title, confirm, initial string, save bool, extra fyne.CanvasObject, done func(path string)) {
 	entry := widget.NewEntry()
 	entry.SetText(initial)
 	errLabel := widget.NewLabel("")
 	errLabel.Importance = widget.DangerImportance
 	errLabel.Hide()
+	var fyneBrowse func()
 	browse := widget.NewButtonWithIcon("Browse…", theme.FolderOpenIcon(), func() {
+		u.nativePath(title, entry.Text, save, entry.SetText, fyneBrowse)
+	})
+	fyneBrowse = func() {
 		start := expandPath(entry.Text)
 		if fi, err := os.Stat(start); err != nil || !fi.IsDir() {
 			start = filepath.Dir(start)
@@ -74,7 +89,7 @@ func (u *UI) pathDialogWith(title, confirm, initial string, save bool, extra fyn
 		}, u.win)
 		d.SetLocation(lister)
 		d.Show()
-	})
+	}
 	body := container.NewVBox()
 	if extra != nil {
 		body.Add(extra)
