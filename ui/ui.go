@@ -23,6 +23,7 @@ import (
 	"fyne.io/fyne/v2/container"
 
 	"inspector/engine"
+	"inspector/engine/content"
 	"inspector/engine/session"
 	"inspector/store"
 	"inspector/ui/render"
@@ -113,6 +114,9 @@ type Deps struct {
 	// Viewer opens a read-only viewer window on d titled title (File ▸ Open HAR / Open
 	// store). nil: the UI opens one itself with the same app.
 	Viewer func(title string, d Deps)
+	// Protos returns the instance's protobuf schemas for the body views (gRPC messages
+	// by name); nil, or a nil result, decodes protobuf without a schema.
+	Protos func() *content.Protos
 }
 
 // warmOnce compiles the syntax lexers once per process, in the background.
@@ -131,6 +135,7 @@ type UI struct {
 	model  *viewmodel.Model
 	recent map[session.ID]*session.Session
 	rorder []session.ID // recent ids, oldest first
+	ops    opCache      // operations of the full sessions seen (the Operation column)
 
 	list    *sessionList
 	filter  *filterBar
@@ -514,6 +519,7 @@ func (u *UI) remember(s *session.Session) {
 		u.rorder = append(u.rorder, s.ID)
 	}
 	u.recent[s.ID] = s
+	u.ops.note(s)
 	for len(u.rorder) > recentCap {
 		delete(u.recent, u.rorder[0])
 		u.rorder = u.rorder[1:]
