@@ -452,6 +452,7 @@ var Shortcuts = []struct{ Keys, Does string }{
 	{"Ctrl+O", "open a HAR file in a viewer window"},
 	{"Ctrl+I", "import a HAR file into this capture"},
 	{"Ctrl+G", "follow newest on/off"},
+	{"Ctrl+D", "compare the two selected sessions"},
 }
 
 // addShortcuts registers the shortcuts that are not menu items (those fire from the

@@ -52,7 +52,7 @@ func newMenus(u *UI) *menus {
 
 	del := item("Delete", u.DeleteSelection, sc(fyne.KeyDelete, ctrl))
 	clr := item("Clear all…", u.confirmClear, sc(fyne.KeyX, ctrl|fyne.KeyModifierShift))
-	m.compare = item("Compare with…", u.compareSelected, nil)
+	m.compare = item("Compare selected", u.compareTwo, sc(fyne.KeyD, ctrl))
 	edit := fyne.NewMenu("Edit",
 		item("Copy URL", u.CopyURL, sc(fyne.KeyC, ctrl|fyne.KeyModifierShift)),
 		item("Copy as curl", u.CopyCurl, sc(fyne.KeyK, ctrl|fyne.KeyModifierShift)),
@@ -112,6 +112,8 @@ func newMenus(u *UI) *menus {
 	tools := fyne.NewMenu("Tools",
 		item("Composer…", u.debug.composeSelected, sc(fyne.KeyN, ctrl|fyne.KeyModifierShift)),
 		item("Replay selected", u.ReplaySelection, sc(fyne.KeyR, ctrl)),
+		fyne.NewMenuItemSeparator(),
+		item("Compare recordings…", u.compareRecordingsDialog, nil),
 	)
 	help := fyne.NewMenu("Help",
 		item("Keyboard shortcuts", u.ShowShortcuts, nil),

@@ -117,6 +117,9 @@ type Deps struct {
 	// Protos returns the instance's protobuf schemas for the body views (gRPC messages
 	// by name); nil, or a nil result, decodes protobuf without a schema.
 	Protos func() *content.Protos
+	// DataDir is the instance's data directory (the diff ignore list, scripts); "" for
+	// none.
+	DataDir string
 }
 
 // warmOnce compiles the syntax lexers once per process, in the background.
@@ -228,6 +231,9 @@ func New(a fyne.App, w fyne.Window, d Deps) *UI {
 	w.SetMainMenu(u.menus.main)
 	w.SetOnDropped(u.dropped)
 	u.addShortcuts()
+	if d.Store != nil {
+		u.SetCompareHook(u.openCompare)
+	}
 	u.Reload()
 	u.updateStart()
 	return u
