@@ -7,6 +7,9 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/widget"
+
+	"inspector/engine/session"
+	"inspector/internal/codegen"
 )
 
 func windowTitled(a fyne.App, prefix string) fyne.Window {
@@ -101,4 +104,49 @@ func TestCompareRecordingsDialog(t *testing.T) {
 	if n := len(u.app.Driver().AllWindows()); n != before {
 		t.Fatalf("bad specs opened %d windows", n-before)
 	}
+}
+
+func TestCopyAsSubmenusActOnTheSelection(t *testing.T) {
+	ss := sampleSessions()
+	ss[1].Request.Method = "POST"
+	ss[1].Request.Body = session.Body{Data: []byte(`{"a":1}`), Size: 7}
+	st := openStore(t, ss[0], ss[1])
+	u, w := newTestUI(t, Deps{Store: st})
+	u.SelectAll()
+	ca := exactItem(t, u.contextMenu(), "Copy as")
+	if ca.Disabled || len(ca.ChildMenu.Items) != len(codegen.Langs) {
+		t.Fatalf("context Copy as: disabled %v, %d languages", ca.Disabled, len(ca.ChildMenu.Items))
+	}
+	menuItem(t, ca.ChildMenu, codegen.Titles["go"]).Action()
+	got := u.app.Clipboard().Content()
+	if !strings.Contains(got, "https://a.example/api/users") || !strings.Contains(got, "https://b.example/missing") || !strings.Contains(got, "http.NewRequest") {
+		t.Fatalf("Go code for two requests = %q", got)
+	}
+	if u.status.Note() != "Copied 2 requests as "+codegen.Titles["go"] {
+		t.Fatalf("feedback = %q", u.status.Note())
+	}
+	u.SelectID(2)
+	ea := exactItem(t, editMenu(t, w, "Edit"), "Copy as")
+	menuItem(t, ea.ChildMenu, codegen.Titles["python"]).Action()
+	if got := u.app.Clipboard().Content(); !strings.Contains(got, "requests.Request('POST', 'https://b.example/missing'") {
+		t.Fatalf("Edit ▸ Copy as ▸ Python = %q", got)
+	}
+	if u.status.Note() != "Copied as "+codegen.Titles["python"] {
+		t.Fatalf("feedback = %q", u.status.Note())
+	}
+	u.model.SelectOnly(0)
+	if exactItem(t, u.contextMenu(), "Copy as").Disabled == false && u.model.SelectionLen() == 0 {
+		t.Fatal("Copy as is enabled with nothing selected")
+	}
+}
+
+func exactItem(t *testing.T, m *fyne.Menu, label string) *fyne.MenuItem {
+	t.Helper()
+	for _, it := range m.Items {
+		if it.Label == label {
+			return it
+		}
+	}
+	t.Fatalf("no menu item %q in %v", label, labels(m))
+	return nil
 }

@@ -52,11 +52,14 @@ func newMenus(u *UI) *menus {
 
 	del := item("Delete", u.DeleteSelection, sc(fyne.KeyDelete, ctrl))
 	clr := item("Clear all…", u.confirmClear, sc(fyne.KeyX, ctrl|fyne.KeyModifierShift))
+	copyAs := u.copyAsItem()
+	copyAs.Disabled = false // the menu is built once; with nothing selected it copies nothing
 	m.compare = item("Compare selected", u.compareTwo, sc(fyne.KeyD, ctrl))
 	edit := fyne.NewMenu("Edit",
 		item("Copy URL", u.CopyURL, sc(fyne.KeyC, ctrl|fyne.KeyModifierShift)),
 		item("Copy as curl", u.CopyCurl, sc(fyne.KeyK, ctrl|fyne.KeyModifierShift)),
 		item("Copy raw", u.CopyRaw, sc(fyne.KeyR, ctrl|fyne.KeyModifierShift)),
+		copyAs,
 		fyne.NewMenuItemSeparator(),
 		// Ctrl+A stays the entries' own select-all; in the list it selects every session.
 		item("Select all sessions", u.SelectAll, nil),
