@@ -213,6 +213,20 @@ func (u *UI) ImportHAR(r io.Reader) (int, error) {
 	if u.deps.HAR == nil || u.deps.HAR.Read == nil {
 		return 0, ErrNoHAR
 	}
+	if si, ok := u.deps.Store.(StreamImporter); ok && u.deps.HAR.Decode != nil {
+		// Streamed: one entry in memory at a time, all or none.
+		ids, err := si.ImportStream(func(add func(*session.Session) error) error {
+			return u.deps.HAR.Decode(r, func(s *session.Session) error {
+				s.Flags |= session.FlagImported
+				return add(s)
+			})
+		})
+		if err != nil {
+			return 0, fmt.Errorf("import failed: %w", err)
+		}
+		u.Reload()
+		return len(ids), nil
+	}
 	ss, err := u.deps.HAR.Read(r)
 	if err != nil {
 		return 0, fmt.Errorf("import failed: %w", err)

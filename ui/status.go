@@ -98,13 +98,13 @@ func (s *statusBar) update() {
 		ss := st.Stats()
 		parts = append(parts, "store "+viewmodel.FormatBytes(ss.FileSize))
 		if ss.Dropped > 0 {
-			parts = append(parts, fmt.Sprintf("%d sessions dropped by the store", ss.Dropped))
+			parts = append(parts, plural(ss.Dropped, "session", "sessions")+" dropped by the store")
 		}
 		if ss.BodiesDropped > 0 {
-			parts = append(parts, fmt.Sprintf("%d bodies not stored (the disk fell behind)", ss.BodiesDropped))
+			parts = append(parts, plural(ss.BodiesDropped, "body", "bodies")+" not stored (the disk fell behind)")
 		}
 		if ss.Missing > 0 {
-			parts = append(parts, fmt.Sprintf("%d sessions may be missing", ss.Missing))
+			parts = append(parts, plural(ss.Missing, "session may be missing", "sessions may be missing"))
 		}
 	} else {
 		parts = append(parts, "not stored")

@@ -78,6 +78,16 @@ type HARWriter interface {
 type HAR struct {
 	NewWriter func(w io.Writer) (HARWriter, error)
 	Read      func(r io.Reader) ([]*session.Session, error)
+	// Decode reads a HAR document entry by entry (har.Decode), calling fn with each
+	// session; with a store that imports streams (StreamImporter) the window's import uses
+	// it, so a HAR file of any size is never held in memory.
+	Decode func(r io.Reader, fn func(*session.Session) error) error
+}
+
+// StreamImporter is a store that imports a stream of sessions all or none
+// (*store.Store's ImportStream).
+type StreamImporter interface {
+	ImportStream(read func(add func(*session.Session) error) error) ([]session.ID, error)
 }
 
 // Deps are the window's data sources. Every field may be nil: without a Store only live
@@ -139,6 +149,7 @@ type UI struct {
 	recent map[session.ID]*session.Session
 	rorder []session.ID // recent ids, oldest first
 	ops    opCache      // operations of the full sessions seen (the Operation column)
+	health *healthBanner
 
 	list    *sessionList
 	filter  *filterBar
@@ -221,8 +232,9 @@ func New(a fyne.App, w fyne.Window, d Deps) *UI {
 	}
 	u.listSplit = container.NewVSplit(top, u.detail.object())
 	u.listSplit.SetOffset(u.prefs.FloatWithFallback(prefSplitList, 0.72))
+	u.health = newHealthBanner(u)
 	u.content = container.NewBorder(
-		container.NewBorder(nil, nil, u.tools.object(), nil, u.filter.object()),
+		container.NewVBox(container.NewBorder(nil, nil, u.tools.object(), nil, u.filter.object()), u.health.box),
 		u.status.object(),
 		nil, nil,
 		u.listSplit,
@@ -302,6 +314,7 @@ func (u *UI) Model() *viewmodel.Model { return u.model }
 
 // Start runs the event pump and the status ticker until ctx is done.
 func (u *UI) Start(ctx context.Context) {
+	u.health.watch(ctx)
 	if u.deps.Events != nil {
 		u.pump = &viewmodel.Pump{
 			Events: u.deps.Events,
