@@ -108,6 +108,7 @@ func newMenus(u *UI) *menus {
 		item("Breakpoints…", u.debug.showPanel, sc(fyne.KeyB, ctrl|fyne.KeyModifierShift)),
 		item("Break on this host", u.debug.breakOnSelectedHost, nil),
 		item("Rules…", u.debug.showRules, nil),
+		item("Network conditions…", func() { u.networkDialog() }, nil),
 		fyne.NewMenuItemSeparator(),
 		item("System proxy…", u.status.proxyDialog, nil),
 		item("Root CA…", u.status.caDialog, nil),

@@ -80,6 +80,11 @@ func (s *statusBar) update() {
 	} else {
 		parts = append(parts, "No proxy running (viewer)")
 	}
+	if n := s.u.deps.Network; n != nil {
+		if p := n.Profile(); p != nil {
+			parts = append(parts, "network: "+profileText(p))
+		}
+	}
 	count := s.countText()
 	m := s.u.model
 	paged, pagedShown := m.Paged()

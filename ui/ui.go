@@ -130,6 +130,9 @@ type Deps struct {
 	// DataDir is the instance's data directory (the diff ignore list, scripts); "" for
 	// none.
 	DataDir string
+	// Network is the instance's network-condition shaper (Capture ▸ Network
+	// conditions…, the status bar); nil disables them.
+	Network NetShaper
 }
 
 // warmOnce compiles the syntax lexers once per process, in the background.

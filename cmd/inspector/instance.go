@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"inspector/engine"
+	"inspector/engine/hooks/script"
+	"inspector/engine/netprofile"
 	"inspector/engine/session"
 	"inspector/rootca"
 	"inspector/store"
@@ -33,6 +35,10 @@ type instance struct {
 	debug *debugAPI
 	// mcp logs what MCP clients did (/api/v1/mcp on the control API, `inspector mcp`).
 	mcp *mcpActivity
+	// shaper applies network conditions (--network-profile, the window's dialog);
+	// scripts runs the JavaScript addons (the window's Tools ▸ Scripts…).
+	shaper  *netprofile.Shaper
+	scripts *script.Manager
 
 	stops []func() error // run in reverse order by shutdown
 }
@@ -216,6 +222,7 @@ func startInstance(dir string, f instanceFlags) (_ *instance, err error) {
 	if err != nil {
 		return nil, err
 	}
+	inst.scripts = scripts
 	inst.stops = append(inst.stops, func() error { scripts.Close(); return nil })
 	for p, h := range scriptHandlers(scripts) {
 		routes[p] = h
@@ -224,6 +231,7 @@ func startInstance(dir string, f instanceFlags) (_ *instance, err error) {
 	if err != nil {
 		return nil, err
 	}
+	inst.shaper = shaper
 	for p, h := range netProfileHandlers(shaper) {
 		routes[p] = h
 	}

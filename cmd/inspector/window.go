@@ -85,6 +85,9 @@ func windowDeps(inst *instance, events <-chan engine.Event) ui.Deps {
 	if inst.debug != nil {
 		d.Debug = inst.debug
 	}
+	if inst.shaper != nil {
+		d.Network = inst.shaper
+	}
 	return d
 }
 
