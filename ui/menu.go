@@ -118,6 +118,8 @@ func newMenus(u *UI) *menus {
 		item("Replay selected", u.ReplaySelection, sc(fyne.KeyR, ctrl)),
 		fyne.NewMenuItemSeparator(),
 		item("Compare recordings…", u.compareRecordingsDialog, nil),
+		fyne.NewMenuItemSeparator(),
+		item("Scripts…", func() { u.showScripts() }, nil),
 	)
 	help := fyne.NewMenu("Help",
 		item("Keyboard shortcuts", u.ShowShortcuts, nil),

@@ -133,6 +133,8 @@ type Deps struct {
 	// Network is the instance's network-condition shaper (Capture ▸ Network
 	// conditions…, the status bar); nil disables them.
 	Network NetShaper
+	// Scripts is the instance's addon manager (Tools ▸ Scripts…); nil disables it.
+	Scripts Scripts
 }
 
 // warmOnce compiles the syntax lexers once per process, in the background.
@@ -153,6 +155,8 @@ type UI struct {
 	rorder []session.ID // recent ids, oldest first
 	ops    opCache      // operations of the full sessions seen (the Operation column)
 	health *healthBanner
+	// scripts is the open Tools ▸ Scripts… window, or nil.
+	scripts *scriptsPanel
 
 	list    *sessionList
 	filter  *filterBar

@@ -88,6 +88,9 @@ func windowDeps(inst *instance, events <-chan engine.Event) ui.Deps {
 	if inst.shaper != nil {
 		d.Network = inst.shaper
 	}
+	if inst.scripts != nil {
+		d.Scripts = inst.scripts
+	}
 	return d
 }
 
