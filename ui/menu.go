@@ -120,6 +120,7 @@ func newMenus(u *UI) *menus {
 		item("Compare recordings…", u.compareRecordingsDialog, nil),
 		fyne.NewMenuItemSeparator(),
 		item("Scripts…", func() { u.showScripts() }, nil),
+		item("MCP…", func() { u.showMCP() }, nil),
 	)
 	help := fyne.NewMenu("Help",
 		item("Keyboard shortcuts", u.ShowShortcuts, nil),

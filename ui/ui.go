@@ -135,6 +135,8 @@ type Deps struct {
 	Network NetShaper
 	// Scripts is the instance's addon manager (Tools ▸ Scripts…); nil disables it.
 	Scripts Scripts
+	// MCP is the instance's MCP endpoint (Tools ▸ MCP…); nil disables it.
+	MCP MCP
 }
 
 // warmOnce compiles the syntax lexers once per process, in the background.
@@ -157,6 +159,7 @@ type UI struct {
 	health *healthBanner
 	// scripts is the open Tools ▸ Scripts… window, or nil.
 	scripts *scriptsPanel
+	mcp     *mcpPanel // the open Tools ▸ MCP… window, or nil
 
 	list    *sessionList
 	filter  *filterBar

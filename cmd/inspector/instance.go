@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -35,6 +36,9 @@ type instance struct {
 	debug *debugAPI
 	// mcp logs what MCP clients did (/api/v1/mcp on the control API, `inspector mcp`).
 	mcp *mcpActivity
+	// mcpWrites says new MCP sessions on /api/v1/mcp get the write tools (--mcp-writes,
+	// the window's Tools ▸ MCP… switch).
+	mcpWrites *atomic.Bool
 	// shaper applies network conditions (--network-profile, the window's dialog);
 	// scripts runs the JavaScript addons (the window's Tools ▸ Scripts…).
 	shaper  *netprofile.Shaper
@@ -236,7 +240,9 @@ func startInstance(dir string, f instanceFlags) (_ *instance, err error) {
 		routes[p] = h
 	}
 	inst.mcp = &mcpActivity{}
-	for p, h := range mcpHandlers(dir, f.mcpWrites, inst.mcp) {
+	inst.mcpWrites = new(atomic.Bool)
+	inst.mcpWrites.Store(f.mcpWrites)
+	for p, h := range mcpHandlers(dir, inst.mcpWrites, inst.mcp) {
 		routes[p] = h
 	}
 	addr, stop, err := startControl(dir, eng.Addr(), st, routes)

@@ -91,6 +91,9 @@ func windowDeps(inst *instance, events <-chan engine.Event) ui.Deps {
 	if inst.scripts != nil {
 		d.Scripts = inst.scripts
 	}
+	if inst.mcp != nil && inst.mcpWrites != nil {
+		d.MCP = mcpWindow{act: inst.mcp, writes: inst.mcpWrites}
+	}
 	return d
 }
 
