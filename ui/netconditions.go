@@ -47,7 +47,11 @@ func (u *UI) networkDialog() *netDialog {
 	n.hosts.SetPlaceHolder("host globs, e.g. api.example.com *.cdn.net (empty: all)")
 	opts := []string{netNone}
 	for _, p := range netprofile.Presets {
-		opts = append(opts, fmt.Sprintf("%s — %s", p.Name, p.String()))
+		if d := p.String(); d != p.Name {
+			opts = append(opts, p.Name+" — "+d)
+		} else {
+			opts = append(opts, p.Name)
+		}
 	}
 	opts = append(opts, netCustom)
 	n.choice = widget.NewRadioGroup(opts, func(s string) { n.enableCustom(s == netCustom) })

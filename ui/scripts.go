@@ -58,7 +58,7 @@ func (u *UI) showScripts() *scriptsPanel {
 	p.list = widget.NewList(func() int { return len(p.status) },
 		func() fyne.CanvasObject {
 			l := widget.NewLabel("")
-			l.Wrapping = fyne.TextWrapWord
+			l.Truncation = fyne.TextTruncateEllipsis // the whole error shows beside the editor
 			return l
 		},
 		func(i widget.ListItemID, o fyne.CanvasObject) {
