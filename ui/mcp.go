@@ -99,18 +99,7 @@ func (u *UI) showMCP() *mcpPanel {
 	})
 	u.mcp = p
 	p.refresh()
-	go func() {
-		t := time.NewTicker(time.Second)
-		defer t.Stop()
-		for {
-			select {
-			case <-p.stop:
-				return
-			case <-t.C:
-				u.post(p.refresh)
-			}
-		}
-	}()
+	u.every(time.Second, p.stop, p.refresh) // the log changes as traffic runs
 	p.win.Show()
 	return p
 }

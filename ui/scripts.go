@@ -124,18 +124,7 @@ func (u *UI) showScripts() *scriptsPanel {
 	})
 	u.scripts = p
 	p.refresh()
-	go func() { // the log and statuses change as traffic runs the scripts
-		t := time.NewTicker(time.Second)
-		defer t.Stop()
-		for {
-			select {
-			case <-p.stop:
-				return
-			case <-t.C:
-				u.post(p.refresh)
-			}
-		}
-	}()
+	u.every(time.Second, p.stop, p.refresh) // the log changes as traffic runs
 	p.win.Show()
 	return p
 }

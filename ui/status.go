@@ -149,7 +149,7 @@ func (s *statusBar) countText() string {
 	if s.u.filter.active() {
 		return fmt.Sprintf("%d of %d shown", shown, all)
 	}
-	return fmt.Sprintf("%d sessions", max(shown, all))
+	return plural(max(shown, all), "session", "sessions")
 }
 
 // flash shows a short message (copy feedback) at the right of the status bar until the

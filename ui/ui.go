@@ -160,6 +160,7 @@ type UI struct {
 	// scripts is the open Tools ▸ Scripts… window, or nil.
 	scripts *scriptsPanel
 	mcp     *mcpPanel // the open Tools ▸ MCP… window, or nil
+	started bool      // Start ran: the window is live (tickers run)
 
 	list    *sessionList
 	filter  *filterBar
@@ -322,8 +323,29 @@ func (u *UI) updateStart() {
 // Model exposes the view-model (for tests and the composition root's diagnostics).
 func (u *UI) Model() *viewmodel.Model { return u.model }
 
+// every runs f on the UI goroutine each period until stop closes, once the window is
+// live (Start ran; tests call the refreshes themselves).
+func (u *UI) every(period time.Duration, stop <-chan struct{}, f func()) {
+	if !u.started {
+		return
+	}
+	go func() {
+		t := time.NewTicker(period)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				u.post(f)
+			}
+		}
+	}()
+}
+
 // Start runs the event pump and the status ticker until ctx is done.
 func (u *UI) Start(ctx context.Context) {
+	u.started = true
 	u.health.watch(ctx)
 	if u.deps.Events != nil {
 		u.pump = &viewmodel.Pump{
