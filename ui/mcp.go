@@ -39,7 +39,6 @@ type mcpPanel struct {
 	table   *widget.Table
 	clients *widget.Label
 	writes  *widget.Check
-	stop    chan struct{}
 }
 
 func (u *UI) showMCP() *mcpPanel {
@@ -51,7 +50,7 @@ func (u *UI) showMCP() *mcpPanel {
 		u.mcp.win.RequestFocus()
 		return u.mcp
 	}
-	p := &mcpPanel{u: u, clients: widget.NewLabel(""), stop: make(chan struct{})}
+	p := &mcpPanel{u: u, clients: widget.NewLabel("")}
 	p.clients.Wrapping = fyne.TextWrapWord
 	cols := []string{"Time", "Client", "Tool", "Detail"}
 	widths := []float32{90, 160, 160, 420}
@@ -90,17 +89,9 @@ func (u *UI) showMCP() *mcpPanel {
 	top := container.NewVBox(
 		widget.NewLabelWithStyle("Client command", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
 		container.NewBorder(nil, nil, nil, copyBtn, cmd), note, p.writes, widget.NewSeparator(), p.clients)
-	p.win = u.app.NewWindow("MCP")
-	p.win.SetContent(container.NewBorder(top, nil, nil, nil, p.table))
-	p.win.Resize(fyne.NewSize(900, 600))
-	p.win.SetOnClosed(func() {
-		close(p.stop)
-		u.mcp = nil
-	})
 	u.mcp = p
-	p.refresh()
-	u.every(time.Second, p.stop, p.refresh) // the log changes as traffic runs
-	p.win.Show()
+	p.win = u.liveWindow("MCP", fyne.NewSize(900, 600), container.NewBorder(top, nil, nil, nil, p.table), p.refresh,
+		func() { u.mcp = nil })
 	return p
 }
 

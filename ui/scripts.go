@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"time"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
@@ -17,6 +16,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"inspector/engine/hooks/script"
+	"inspector/internal/atomicfile"
 )
 
 // Scripts is the instance's JavaScript addon manager (*script.Manager).
@@ -39,7 +39,6 @@ type scriptsPanel struct {
 	editor  *widget.Entry
 	fileErr *widget.Label // the edited file's load error
 	sel     int
-	stop    chan struct{}
 }
 
 // scriptName is what NAME may be: a file name without folders.
@@ -54,7 +53,7 @@ func (u *UI) showScripts() *scriptsPanel {
 		u.scripts.win.RequestFocus()
 		return u.scripts
 	}
-	p := &scriptsPanel{u: u, dir: filepath.Join(u.deps.DataDir, "scripts"), sel: -1, stop: make(chan struct{})}
+	p := &scriptsPanel{u: u, dir: filepath.Join(u.deps.DataDir, "scripts"), sel: -1}
 	p.list = widget.NewList(func() int { return len(p.status) },
 		func() fyne.CanvasObject {
 			l := widget.NewLabel("")
@@ -115,17 +114,8 @@ func (u *UI) showScripts() *scriptsPanel {
 	split := container.NewVSplit(top, logBox)
 	split.SetOffset(0.65)
 
-	p.win = u.app.NewWindow("Scripts")
-	p.win.SetContent(split)
-	p.win.Resize(fyne.NewSize(1000, 680))
-	p.win.SetOnClosed(func() {
-		close(p.stop)
-		u.scripts = nil
-	})
 	u.scripts = p
-	p.refresh()
-	u.every(time.Second, p.stop, p.refresh) // the log changes as traffic runs
-	p.win.Show()
+	p.win = u.liveWindow("Scripts", fyne.NewSize(1000, 680), split, p.refresh, func() { u.scripts = nil })
 	return p
 }
 
@@ -199,12 +189,7 @@ func (p *scriptsPanel) save() error {
 	if err := os.MkdirAll(p.dir, 0o700); err != nil {
 		return err
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, []byte(p.editor.Text), 0o600); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
+	if err := atomicfile.WriteFile(path, []byte(p.editor.Text), 0o600); err != nil {
 		return err
 	}
 	p.u.deps.Scripts.Reload()

@@ -323,6 +323,23 @@ func (u *UI) updateStart() {
 // Model exposes the view-model (for tests and the composition root's diagnostics).
 func (u *UI) Model() *viewmodel.Model { return u.model }
 
+// liveWindow opens a tool window showing content: refresh runs now and each second while
+// it is open (in a live window), closed runs when it closes.
+func (u *UI) liveWindow(title string, size fyne.Size, content fyne.CanvasObject, refresh, closed func()) fyne.Window {
+	w := u.app.NewWindow(title)
+	w.SetContent(content)
+	w.Resize(size)
+	stop := make(chan struct{})
+	w.SetOnClosed(func() {
+		close(stop)
+		closed()
+	})
+	refresh()
+	u.every(time.Second, stop, refresh)
+	w.Show()
+	return w
+}
+
 // every runs f on the UI goroutine each period until stop closes, once the window is
 // live (Start ran; tests call the refreshes themselves).
 func (u *UI) every(period time.Duration, stop <-chan struct{}, f func()) {
