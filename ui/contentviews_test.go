@@ -129,8 +129,40 @@ func TestOperationColumnHiddenByDefaultShownFromViewMenu(t *testing.T) {
 	if got := u.operation(u.model.At(0)); got != "users.v1.Users/Get" {
 		t.Fatalf("gRPC operation = %q", got)
 	}
-	u.SelectID(2) // the full session is read: the GraphQL POST's operation is in its body
+	// A GraphQL POST's operation is in its body: the row's session is read from the store.
 	if got := u.operation(u.model.At(1)); got != "query GetUser" {
 		t.Fatalf("GraphQL operation = %q", got)
+	}
+	if got := u.operation(u.model.At(3)); got != "" {
+		t.Fatalf("a GET without an operation = %q", got)
+	}
+}
+
+// TestOperationColumnReadsStoredPOSTsInTheBackground: off the tests' inline mode the
+// store is read off the UI goroutine and the row is redrawn with the operation.
+func TestOperationColumnReadsStoredPOSTsInTheBackground(t *testing.T) {
+	st := openStore(t, contentSessions()...)
+	posts := make(chan func(), 16)
+	u, w := newTestUI(t, Deps{Store: st, Post: func(f func()) { posts <- f }})
+	u.detail.inline = false
+	u.list.toggle(viewmodel.ColOperation, true)
+	if got := u.operation(u.model.At(1)); got != "" {
+		t.Fatalf("before the read: %q", got)
+	}
+	for u.ops.busy || len(u.ops.queue) > 0 {
+		(<-posts)()
+	}
+	if got := u.operation(u.model.At(1)); got != "query GetUser" {
+		t.Fatalf("after the read: %q", got)
+	}
+	w.Canvas().Refresh(w.Content())
+	found := false
+	for _, r := range rowsOnScreen(u) {
+		if r != nil && slices.Contains(r.full, "query GetUser") {
+			found = true
+		}
+	}
+	if !found {
+		t.Fatal("no row on screen shows the operation")
 	}
 }
