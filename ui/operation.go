@@ -47,7 +47,7 @@ func (u *UI) operation(s *session.Summary) string {
 		return op
 	}
 	if s.Method == "POST" && !s.InFlight && u.deps.Store != nil {
-		u.ops.put(s.ID, "") // asked once
+		u.ops.put(s.ID, "")  // asked once
 		if u.detail.inline { // tests: at once
 			if full, err := u.deps.Store.Get(s.ID); err == nil {
 				u.ops.note(full)
