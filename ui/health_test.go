@@ -165,3 +165,32 @@ func TestStatusSaysOneSessionMayBeMissing(t *testing.T) {
 		t.Fatalf("status = %q", got)
 	}
 }
+
+// TestImportFileRunsInTheBackground: File ▸ Import streams the file off the UI goroutine
+// and lists the sessions when it is done; a missing file is an error at once.
+func TestImportFileRunsInTheBackground(t *testing.T) {
+	src := openStore(t, sampleSessions()...)
+	u, _ := newTestUI(t, Deps{Store: src, HAR: StoreHAR("test")})
+	var buf bytes.Buffer
+	if _, err := u.ExportHAR(&buf, ScopeAll); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "in.har")
+	if err := os.WriteFile(path, buf.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	posts := make(chan func(), 16)
+	v, w := newTestUI(t, Deps{Store: openStore(t), HAR: StoreHAR("test"), Post: func(f func()) { posts <- f }})
+	v.importFile(path)
+	if w.Canvas().Overlays().Top() == nil {
+		t.Fatal("no progress while importing")
+	}
+	(<-posts)()
+	if v.model.Len() != 4 || v.status.Note() != "Imported 4 sessions from in.har" {
+		t.Fatalf("after import: %d rows, note %q", v.model.Len(), v.status.Note())
+	}
+	v.importFile(filepath.Join(t.TempDir(), "missing.har"))
+	if v.model.Len() != 4 {
+		t.Fatal("a missing file changed the list")
+	}
+}
