@@ -213,6 +213,12 @@ func (u *UI) ImportHAR(r io.Reader) (int, error) {
 	if u.deps.HAR == nil || u.deps.HAR.Read == nil {
 		return 0, ErrNoHAR
 	}
+	if n, ok, err := u.importStream(r); ok {
+		if err == nil {
+			u.Reload()
+		}
+		return n, err
+	}
 	ss, err := u.deps.HAR.Read(r)
 	if err != nil {
 		return 0, fmt.Errorf("import failed: %w", err)
@@ -242,6 +248,26 @@ func (u *UI) ImportHAR(r io.Reader) (int, error) {
 	return len(imported), nil
 }
 
+// importStream imports a HAR document into a store that imports streams: one entry in
+// memory at a time, all or none. ok is false when the store or codec cannot stream. It
+// touches no widget (the import dialog runs it off the UI goroutine).
+func (u *UI) importStream(r io.Reader) (n int, ok bool, err error) {
+	si, ok := u.deps.Store.(StreamImporter)
+	if !ok || u.deps.HAR == nil || u.deps.HAR.Decode == nil {
+		return 0, false, nil
+	}
+	ids, err := si.ImportStream(func(add func(*session.Session) error) error {
+		return u.deps.HAR.Decode(r, func(s *session.Session) error {
+			s.Flags |= session.FlagImported
+			return add(s)
+		})
+	})
+	if err != nil {
+		return 0, true, fmt.Errorf("import failed: %w", err)
+	}
+	return len(ids), true, nil
+}
+
 func (u *UI) nextLocalID() session.ID {
 	var maxID session.ID
 	for id := range u.recent {
@@ -262,20 +288,44 @@ func (u *UI) importDialog() {
 		return
 	}
 	home, _ := os.UserHomeDir()
-	u.pathDialog("Import HAR into this capture", "Import", home+string(filepath.Separator), false, func(path string) {
-		f, err := os.Open(path)
+	u.pathDialog("Import HAR into this capture", "Import", home+string(filepath.Separator), false, u.importFile)
+}
+
+// importFile imports a HAR file into this capture: streamed in the background (a progress
+// dialog while it runs) when the store can, and says how it went.
+func (u *UI) importFile(path string) {
+	f, err := os.Open(path)
+	if err != nil {
+		dialog.ShowError(err, u.win)
+		return
+	}
+	done := func(n int, err error) {
 		if err != nil {
 			dialog.ShowError(err, u.win)
 			return
 		}
+		u.notify(fmt.Sprintf("Imported %s from %s", plural(n, "session", "sessions"), filepath.Base(path)))
+		dialog.ShowInformation("Import HAR", fmt.Sprintf("Imported %s from %s into this capture (marked imported).", plural(n, "session", "sessions"), path), u.win)
+	}
+	if _, ok := u.deps.Store.(StreamImporter); !ok || u.deps.HAR.Decode == nil {
 		defer f.Close()
-		n, err := u.ImportHAR(f)
-		if err != nil {
-			dialog.ShowError(err, u.win)
-			return
-		}
-		dialog.ShowInformation("Import HAR", fmt.Sprintf("Imported %d sessions from %s into this capture (marked imported).", n, path), u.win)
-	})
+		done(u.ImportHAR(f))
+		return
+	}
+	// A large file streams in the background; the window stays responsive.
+	prog := dialog.NewCustomWithoutButtons("Importing "+filepath.Base(path)+"…", widget.NewProgressBarInfinite(), u.win)
+	prog.Show()
+	go func() {
+		defer f.Close()
+		n, _, err := u.importStream(f)
+		u.post(func() {
+			prog.Hide()
+			if err == nil {
+				u.Reload()
+			}
+			done(n, err)
+		})
+	}()
 }
 
 // DeleteSelection asks, then deletes the selected sessions (Delete in the list).
@@ -452,6 +502,7 @@ var Shortcuts = []struct{ Keys, Does string }{
 	{"Ctrl+O", "open a HAR file in a viewer window"},
 	{"Ctrl+I", "import a HAR file into this capture"},
 	{"Ctrl+G", "follow newest on/off"},
+	{"Ctrl+D", "compare the two selected sessions"},
 }
 
 // addShortcuts registers the shortcuts that are not menu items (those fire from the

@@ -4,16 +4,17 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"image"
 	"net/http"
+	"strings"
 
+	"inspector/engine/content"
 	"inspector/engine/session"
 	"inspector/ui/render"
 )
 
 // BodyView is one named way to show a body: the body pane offers them as its modes.
 type BodyView struct {
-	Name    string // "Pretty", "Text", "Hex", "Image"
+	Name    string // the content view's name ("JSON", "Messages", "GraphQL", "JWT (Authorization)", …), or "Tree", "Text", "Hex", "Image"
 	Text    string // the text to show ("" for Hex and Image, drawn from Data)
 	Lang    string // language for syntax colour ("json", "xml", "html"; "" plain)
 	Partial bool   // the view covers only part of the body (say so; offer the full body)
@@ -45,75 +46,136 @@ const maxTreeBytes = 4 << 20
 // bodyViewOptions tune bodyViews.
 type bodyViewOptions struct {
 	Raw bool // show the bytes as they travelled (no content decoding)
+	// Request, URL and Trailer say which message the body belongs to (GraphQL request
+	// views, gRPC method and status, JWTs in Authorization): content.Options.
+	Request bool
+	URL     string
+	Trailer http.Header
+	// Protos names gRPC/protobuf message types; nil decodes without a schema.
+	Protos *content.Protos
 }
 
-// bodyViews is the one seam between the body pane and the body formatters: it decodes a
-// body and returns its views, best first. It runs off the UI goroutine and stops early
-// when ctx is done. It uses ui/render today; engine/content.Views (with content.Tokens
-// for colour) replaces this function's body when that package is merged.
+// bodyViews is the one seam between the body pane and the body formatters: it reads a
+// body with engine/content (content.Views: JSON, XML, gRPC messages, protobuf, GraphQL,
+// SSE events and LLM text, JWTs, multipart parts, forms, charset-converted text) and adds
+// what only the window draws: the JSON tree, the image and a virtualised hex view of the
+// decoded bytes. It runs off the UI goroutine and stops early when ctx is done.
 func bodyViews(ctx context.Context, h http.Header, b session.Body, opt bodyViewOptions) (views []BodyView, summary string) {
-	data := b.Data
-	ct := headerValue(h, "Content-Type")
-	var notes []string
+	if h == nil {
+		h = http.Header{}
+	}
 	partial := b.Truncated || b.Size > int64(len(b.Data))
+	if opt.Raw {
+		return rawBodyViews(h, b, partial)
+	}
+	data := b.Data
+	var notes []string
 	if partial {
 		notes = append(notes, fmt.Sprintf("captured %d of %d bytes", len(b.Data), b.Size))
 	}
-	if !opt.Raw {
-		dec, enc, cut, err := render.Decode(h, data)
-		switch {
-		case err != nil:
-			notes = append(notes, "not decoded: "+err.Error())
-		case enc != "":
-			notes = append(notes, fmt.Sprintf("decoded from %s (%d → %d bytes)", enc, len(data), len(dec)))
-			data = dec
-		}
-		if cut {
-			partial = true
-			notes = append(notes, fmt.Sprintf("decoded only the first %d bytes", render.DecodedCap))
-		}
+	dec, encs, cut, err := content.Decode(h, data, content.DefaultLimit)
+	switch {
+	case err != nil:
+		notes = append(notes, "not decoded: "+err.Error())
+	case len(encs) > 0:
+		notes = append(notes, fmt.Sprintf("decoded from %s (%d → %d bytes)", strings.Join(encs, ", "), len(data), len(dec)))
+		data = dec
 	}
-	kind := render.Classify(ct, data)
+	if cut {
+		partial = true
+		notes = append(notes, fmt.Sprintf("decoded only the first %d bytes", content.DefaultLimit))
+	}
+	if ctx.Err() != nil {
+		return nil, ""
+	}
+	kind := content.Detect(h, data)
 	note := joinNotes(notes)
-	summary = kind.String()
+	summary = kindName(kind)
 	if note != "" {
 		summary += " · " + note
 	}
-	hex := BodyView{Name: "Hex", Data: data, Partial: partial, Note: note}
+	cv := content.Views(h, b.Data, content.Options{Request: opt.Request, URL: opt.URL, Trailer: opt.Trailer,
+		Truncated: b.Truncated || b.Size > int64(len(b.Data)), Protos: opt.Protos, TextCap: content.DefaultLimit})
 	if ctx.Err() != nil {
 		return nil, summary
 	}
-	switch kind {
-	case render.KindImage:
-		if cfg, format, err := image.DecodeConfig(bytes.NewReader(data)); err == nil && !opt.Raw {
-			summary += fmt.Sprintf(" · %s %d×%d", format, cfg.Width, cfg.Height)
-			return []BodyView{{Name: "Image", Data: data, Partial: partial, Note: note}, hex}, summary
+	hasText := false
+	for _, v := range cv {
+		switch v.Name {
+		case "Hex":
+			continue // the window's own hex view below pages the whole decoded body
+		case "Image":
+			summary = joinSummary(summary, v.Note)
+			views = append(views, BodyView{Name: "Image", Data: data, Partial: partial, Note: note})
+			continue
+		case "Text":
+			hasText = true
 		}
-		return []BodyView{hex}, summary + " · not a decodable image"
-	case render.KindBinary:
+		bv := BodyView{Name: v.Name, Text: v.Text, Lang: v.Lang, Partial: v.Partial || partial, Note: v.Note}
+		views = append(views, bv)
+		if v.Kind == content.KindJSON && v.Name == "JSON" && len(data) <= maxTreeBytes && ctx.Err() == nil {
+			if tr, err := render.ParseJSONTree(data); err == nil {
+				views = append(views, BodyView{Name: "Tree", Tree: tr, Lang: "json", Partial: partial, Note: note})
+			}
+		}
+	}
+	if !hasText && kind.Textual() && ctx.Err() == nil {
+		text, _ := content.Text(headerValue(h, "Content-Type"), data)
+		views = append(views, BodyView{Name: "Text", Text: text, Partial: partial, Note: note})
+	}
+	views = append(views, BodyView{Name: "Hex", Data: data, Partial: partial, Note: note})
+	return views, summary
+}
+
+// rawBodyViews shows the bytes as they travelled: as text when they look like text, and
+// in hex.
+func rawBodyViews(h http.Header, b session.Body, partial bool) ([]BodyView, string) {
+	note := ""
+	if partial {
+		note = fmt.Sprintf("captured %d of %d bytes", len(b.Data), b.Size)
+	}
+	summary := joinSummary("as sent", note)
+	hex := BodyView{Name: "Hex", Data: b.Data, Partial: partial, Note: note}
+	if !content.LooksText(b.Data) {
 		return []BodyView{hex}, summary
 	}
-	text := render.Text(ct, data)
-	if ctx.Err() != nil {
-		return nil, summary
+	text, _ := content.Text(headerValue(h, "Content-Type"), b.Data)
+	return []BodyView{{Name: "Text", Text: text, Partial: partial, Note: note}, hex}, summary
+}
+
+// kindName is a body kind as the pane's summary says it.
+func kindName(k content.Kind) string {
+	switch k {
+	case content.KindJSON, content.KindXML, content.KindHTML, content.KindCSS, content.KindSSE:
+		return strings.ToUpper(string(k))
+	case content.KindGRPC:
+		return "gRPC"
+	case content.KindGRPCWeb:
+		return "gRPC-Web"
+	case content.KindGRPCWebText:
+		return "gRPC-Web (text)"
+	case content.KindGraphQL:
+		return "GraphQL"
+	case content.KindJavaScript:
+		return "JavaScript"
+	case content.KindConnect:
+		return "Connect"
+	case content.KindProtobuf:
+		return "protobuf"
+	case content.KindEmpty:
+		return "empty"
 	}
-	lang := map[render.Kind]string{render.KindJSON: "json", render.KindXML: "xml", render.KindHTML: "html"}[kind]
-	if lang != "" {
-		pretty, ok := render.Pretty(kind, ct, data)
-		if ok {
-			views = append(views, BodyView{Name: "Pretty", Text: pretty, Lang: lang, Partial: partial, Note: note})
-			if kind == render.KindJSON && len(data) <= maxTreeBytes && ctx.Err() == nil {
-				if tr, err := render.ParseJSONTree(data); err == nil {
-					views = append(views, BodyView{Name: "Tree", Tree: tr, Lang: lang, Partial: partial, Note: note})
-				}
-			}
-		} else {
-			views = append(views, BodyView{Name: "Pretty", Text: text, Lang: lang, Partial: partial,
-				Note: joinNotes(append(notes, "not well-formed "+kind.String()+": shown as text"))})
-		}
+	return string(k)
+}
+
+func joinSummary(a, b string) string {
+	if b == "" {
+		return a
 	}
-	views = append(views, BodyView{Name: "Text", Text: text, Partial: partial, Note: note}, hex)
-	return views, summary
+	if a == "" {
+		return b
+	}
+	return a + " · " + b
 }
 
 func joinNotes(n []string) string {

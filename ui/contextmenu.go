@@ -46,6 +46,7 @@ func (u *UI) contextMenu() *fyne.Menu {
 		item("Copy URL", u.CopyURL, n == 0),
 		item("Copy as curl", u.CopyCurl, n == 0),
 		item("Copy raw", u.CopyRaw, n == 0),
+		u.copyAsItem(),
 		fyne.NewMenuItemSeparator(),
 		item(replay, u.ReplaySelection, noDbg || n == 0),
 		item("Edit and resend…", u.debug.composeSelected, noDbg || !one),

@@ -1,6 +1,8 @@
 package ui
 
 import (
+	"fmt"
+
 	"fyne.io/fyne/v2"
 
 	"inspector/engine/session"
@@ -19,17 +21,51 @@ func CopyAs(a fyne.App, lang string, reqs []*session.Request) error {
 
 // CopyAsMenuItem is the "Copy as" item with one child per language, for the Edit menu
 // and the row context menu. selected returns the requests to copy (none: nothing
-// happens).
-func CopyAsMenuItem(a fyne.App, selected func() []*session.Request) *fyne.MenuItem {
+// happens); done, when not nil, hears what was copied (n requests in lang) or the error.
+func CopyAsMenuItem(a fyne.App, selected func() []*session.Request, done ...func(lang string, n int, err error)) *fyne.MenuItem {
 	var items []*fyne.MenuItem
 	for _, lang := range codegen.Langs {
 		items = append(items, fyne.NewMenuItem(codegen.Titles[lang], func() {
-			if reqs := selected(); len(reqs) > 0 {
-				CopyAs(a, lang, reqs)
+			reqs := selected()
+			if len(reqs) == 0 {
+				return
+			}
+			err := CopyAs(a, lang, reqs)
+			for _, f := range done {
+				f(lang, len(reqs), err)
 			}
 		}))
 	}
 	it := fyne.NewMenuItem("Copy as", nil)
 	it.ChildMenu = fyne.NewMenu("", items...)
 	return it
+}
+
+// copyAsItem is the window's "Copy as" submenu: the selected requests, with the
+// outcome in the status bar.
+func (u *UI) copyAsItem() *fyne.MenuItem {
+	it := CopyAsMenuItem(u.app, u.selectedRequests, func(lang string, n int, err error) {
+		if err != nil {
+			u.notify("Copy as " + codegen.Titles[lang] + " failed: " + err.Error())
+			return
+		}
+		what := "as " + codegen.Titles[lang]
+		if n > 1 {
+			what = fmt.Sprintf("%d requests as %s", n, codegen.Titles[lang])
+		}
+		u.lastCopy = what
+		u.notify("Copied " + what)
+	})
+	it.Disabled = u.model.SelectionLen() == 0
+	return it
+}
+
+// selectedRequests are the requests of the selection, in capture order.
+func (u *UI) selectedRequests() []*session.Request {
+	ss := u.SelectedSessions()
+	out := make([]*session.Request, len(ss))
+	for i, s := range ss {
+		out[i] = &s.Request
+	}
+	return out
 }

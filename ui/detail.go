@@ -43,6 +43,7 @@ type bodyView struct {
 	name   string // file name offered by Save
 	header http.Header
 	body   session.Body
+	msg    bodyViewOptions // the message the body belongs to
 	views  []BodyView
 	// last is the view name the user chose last; kept when the next body has it.
 	last string
@@ -60,9 +61,9 @@ type bodyView struct {
 }
 
 func newBodyView(u *UI, name string) *bodyView {
-	b := &bodyView{u: u, info: widget.NewLabel(""), text: newTextView(u), name: name, last: "Pretty"}
+	b := &bodyView{u: u, info: widget.NewLabel(""), text: newTextView(u), name: name, last: "JSON"}
 	b.info.Truncation = fyne.TextTruncateEllipsis
-	b.mode = widget.NewRadioGroup([]string{"Pretty", "Text", "Hex"}, func(s string) {
+	b.mode = widget.NewRadioGroup([]string{"Text", "Hex"}, func(s string) {
 		if s == "" {
 			return
 		}
@@ -71,7 +72,7 @@ func newBodyView(u *UI, name string) *bodyView {
 	})
 	b.mode.Horizontal = true
 	b.mode.Required = true
-	b.mode.Selected = "Pretty"
+	b.mode.Selected = "Text"
 	b.raw = widget.NewCheck("Raw", func(bool) { b.compute() })
 	b.wrap = widget.NewCheck("Wrap", func(on bool) { b.text.setWrap(on) })
 	b.wrap.Checked = true
@@ -106,7 +107,13 @@ func newBodyView(u *UI, name string) *bodyView {
 }
 
 func (b *bodyView) set(h http.Header, body session.Body) {
-	b.header, b.body = h, body
+	b.setFor(h, body, bodyViewOptions{})
+}
+
+// setFor shows a body with what its message says about it (request or response, URL,
+// trailers) for content.Views.
+func (b *bodyView) setFor(h http.Header, body session.Body, msg bodyViewOptions) {
+	b.header, b.body, b.msg = h, body, msg
 	b.compute()
 }
 
@@ -121,6 +128,14 @@ func (b *bodyView) compute() {
 	gen := b.gen
 	b.views = nil
 	if len(b.body.Data) == 0 {
+		// A body-less message can still have views: a JWT in Authorization, a GraphQL
+		// GET, a gRPC trailers-only status (cheap: made inline).
+		if views, sum := bodyViews(context.Background(), b.header, b.body, b.msg); hasViews(views) {
+			b.save.Disable()
+			b.mode.Enable()
+			b.install(views, sum)
+			return
+		}
 		b.image.Hide()
 		b.tree.box.Hide()
 		b.text.box.Show()
@@ -137,7 +152,11 @@ func (b *bodyView) compute() {
 	}
 	b.save.Enable()
 	b.mode.Enable()
-	h, body, opt := b.header, b.body, bodyViewOptions{Raw: b.raw.Checked}
+	h, body, opt := b.header, b.body, b.msg
+	opt.Raw = b.raw.Checked
+	if b.u.deps.Protos != nil {
+		opt.Protos = b.u.deps.Protos()
+	}
 	if b.u.detail != nil && b.u.detail.inline {
 		views, sum := bodyViews(context.Background(), h, body, opt)
 		b.install(views, sum)
@@ -175,6 +194,16 @@ func (b *bodyView) compute() {
 	b.working = true
 	b.jobs++
 	go job()
+}
+
+// hasViews reports whether views has more than the hex dump.
+func hasViews(views []BodyView) bool {
+	for _, v := range views {
+		if v.Name != "Hex" {
+			return true
+		}
+	}
+	return false
 }
 
 // install shows freshly made views, keeping the user's choice of view when it exists.
@@ -626,11 +655,12 @@ func Summary(s *session.Session) string {
 }
 
 func (d *detailPane) render(s *session.Session) {
+	d.u.ops.note(s)
 	d.title.SetText(Summary(s))
 	r := &s.Request
 	d.req.headers.set(r.Header, "no headers")
 	d.req.raw.set(render.RawRequest(r))
-	d.req.body.set(r.Header, r.Body)
+	d.req.body.setFor(r.Header, r.Body, bodyViewOptions{Request: true, URL: r.URL, Trailer: r.Trailer})
 	d.req.cookies.set(pairsText(render.RequestCookies(r.Header), "no cookies sent"))
 	q, f := render.QueryAndForm(r)
 	qt := "Query\n" + pairsText(q, "  (none)")
@@ -642,7 +672,7 @@ func (d *detailPane) render(s *session.Session) {
 	if s.Response != nil {
 		d.resp.headers.set(s.Response.Header, "no headers")
 		d.resp.raw.set(render.RawResponse(s.Response))
-		d.resp.body.set(s.Response.Header, s.Response.Body)
+		d.resp.body.setFor(s.Response.Header, s.Response.Body, bodyViewOptions{URL: r.URL, Trailer: s.Response.Trailer})
 		d.resp.cookies.set(pairsText(render.ResponseCookies(s.Response.Header), "no cookies set"))
 	} else {
 		msg := "No response."

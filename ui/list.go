@@ -243,7 +243,9 @@ func (l *sessionList) loadPrefs() {
 	}
 	if len(l.cols) == 0 {
 		for c := range viewmodel.NumColumns {
-			l.cols = append(l.cols, c)
+			if !viewmodel.Columns[c].Hidden {
+				l.cols = append(l.cols, c)
+			}
 		}
 	}
 	if c, ok := viewmodel.ColumnByKey(p.String(prefSortCol)); ok {
@@ -352,6 +354,9 @@ func (r *listRow) update(i int) {
 		t.TextStyle = fyne.TextStyle{Bold: c == viewmodel.ColStatus}
 		t.Color = cellColor(class, c, s.InFlight)
 		r.full[k] = viewmodel.CellText(s, c)
+		if c == viewmodel.ColOperation {
+			r.full[k] = l.u.operation(s)
+		}
 		r.right[k] = viewmodel.Columns[c].Right
 	}
 	r.bg.FillColor = r.background(s)

@@ -52,11 +52,14 @@ func newMenus(u *UI) *menus {
 
 	del := item("Delete", u.DeleteSelection, sc(fyne.KeyDelete, ctrl))
 	clr := item("Clear all…", u.confirmClear, sc(fyne.KeyX, ctrl|fyne.KeyModifierShift))
-	m.compare = item("Compare with…", u.compareSelected, nil)
+	copyAs := u.copyAsItem()
+	copyAs.Disabled = false // the menu is built once; with nothing selected it copies nothing
+	m.compare = item("Compare selected", u.compareTwo, sc(fyne.KeyD, ctrl))
 	edit := fyne.NewMenu("Edit",
 		item("Copy URL", u.CopyURL, sc(fyne.KeyC, ctrl|fyne.KeyModifierShift)),
 		item("Copy as curl", u.CopyCurl, sc(fyne.KeyK, ctrl|fyne.KeyModifierShift)),
 		item("Copy raw", u.CopyRaw, sc(fyne.KeyR, ctrl|fyne.KeyModifierShift)),
+		copyAs,
 		fyne.NewMenuItemSeparator(),
 		// Ctrl+A stays the entries' own select-all; in the list it selects every session.
 		item("Select all sessions", u.SelectAll, nil),
@@ -105,6 +108,7 @@ func newMenus(u *UI) *menus {
 		item("Breakpoints…", u.debug.showPanel, sc(fyne.KeyB, ctrl|fyne.KeyModifierShift)),
 		item("Break on this host", u.debug.breakOnSelectedHost, nil),
 		item("Rules…", u.debug.showRules, nil),
+		item("Network conditions…", func() { u.networkDialog() }, nil),
 		fyne.NewMenuItemSeparator(),
 		item("System proxy…", u.status.proxyDialog, nil),
 		item("Root CA…", u.status.caDialog, nil),
@@ -112,6 +116,11 @@ func newMenus(u *UI) *menus {
 	tools := fyne.NewMenu("Tools",
 		item("Composer…", u.debug.composeSelected, sc(fyne.KeyN, ctrl|fyne.KeyModifierShift)),
 		item("Replay selected", u.ReplaySelection, sc(fyne.KeyR, ctrl)),
+		fyne.NewMenuItemSeparator(),
+		item("Compare recordings…", u.compareRecordingsDialog, nil),
+		fyne.NewMenuItemSeparator(),
+		item("Scripts…", func() { u.showScripts() }, nil),
+		item("MCP…", func() { u.showMCP() }, nil),
 	)
 	help := fyne.NewMenu("Help",
 		item("Keyboard shortcuts", u.ShowShortcuts, nil),

@@ -106,7 +106,7 @@ func TestRenderScreenshots(t *testing.T) {
 	u.detail.resp.body.mode.SetSelected("Tree")
 	u.detail.resp.body.tree.tree.OpenAllBranches()
 	shot("tree.png")
-	u.detail.resp.body.mode.SetSelected("Pretty")
+	u.detail.resp.body.mode.SetSelected("JSON")
 
 	// Find in a body.
 	u.SelectID(find("/api/users?"))

@@ -80,6 +80,11 @@ func (s *statusBar) update() {
 	} else {
 		parts = append(parts, "No proxy running (viewer)")
 	}
+	if n := s.u.deps.Network; n != nil {
+		if p := n.Profile(); p != nil {
+			parts = append(parts, "network: "+profileText(p))
+		}
+	}
 	count := s.countText()
 	m := s.u.model
 	paged, pagedShown := m.Paged()
@@ -98,13 +103,13 @@ func (s *statusBar) update() {
 		ss := st.Stats()
 		parts = append(parts, "store "+viewmodel.FormatBytes(ss.FileSize))
 		if ss.Dropped > 0 {
-			parts = append(parts, fmt.Sprintf("%d sessions dropped by the store", ss.Dropped))
+			parts = append(parts, plural(ss.Dropped, "session", "sessions")+" dropped by the store")
 		}
 		if ss.BodiesDropped > 0 {
-			parts = append(parts, fmt.Sprintf("%d bodies not stored (the disk fell behind)", ss.BodiesDropped))
+			parts = append(parts, plural(ss.BodiesDropped, "body", "bodies")+" not stored (the disk fell behind)")
 		}
 		if ss.Missing > 0 {
-			parts = append(parts, fmt.Sprintf("%d sessions may be missing", ss.Missing))
+			parts = append(parts, plural(ss.Missing, "session may be missing", "sessions may be missing"))
 		}
 	} else {
 		parts = append(parts, "not stored")
@@ -144,7 +149,7 @@ func (s *statusBar) countText() string {
 	if s.u.filter.active() {
 		return fmt.Sprintf("%d of %d shown", shown, all)
 	}
-	return fmt.Sprintf("%d sessions", max(shown, all))
+	return plural(max(shown, all), "session", "sessions")
 }
 
 // flash shows a short message (copy feedback) at the right of the status bar until the

@@ -23,6 +23,7 @@ import (
 	"fyne.io/fyne/v2/container"
 
 	"inspector/engine"
+	"inspector/engine/content"
 	"inspector/engine/session"
 	"inspector/store"
 	"inspector/ui/render"
@@ -77,6 +78,16 @@ type HARWriter interface {
 type HAR struct {
 	NewWriter func(w io.Writer) (HARWriter, error)
 	Read      func(r io.Reader) ([]*session.Session, error)
+	// Decode reads a HAR document entry by entry (har.Decode), calling fn with each
+	// session; with a store that imports streams (StreamImporter) the window's import uses
+	// it, so a HAR file of any size is never held in memory.
+	Decode func(r io.Reader, fn func(*session.Session) error) error
+}
+
+// StreamImporter is a store that imports a stream of sessions all or none
+// (*store.Store's ImportStream).
+type StreamImporter interface {
+	ImportStream(read func(add func(*session.Session) error) error) ([]session.ID, error)
 }
 
 // Deps are the window's data sources. Every field may be nil: without a Store only live
@@ -113,6 +124,19 @@ type Deps struct {
 	// Viewer opens a read-only viewer window on d titled title (File ▸ Open HAR / Open
 	// store). nil: the UI opens one itself with the same app.
 	Viewer func(title string, d Deps)
+	// Protos returns the instance's protobuf schemas for the body views (gRPC messages
+	// by name); nil, or a nil result, decodes protobuf without a schema.
+	Protos func() *content.Protos
+	// DataDir is the instance's data directory (the diff ignore list, scripts); "" for
+	// none.
+	DataDir string
+	// Network is the instance's network-condition shaper (Capture ▸ Network
+	// conditions…, the status bar); nil disables them.
+	Network NetShaper
+	// Scripts is the instance's addon manager (Tools ▸ Scripts…); nil disables it.
+	Scripts Scripts
+	// MCP is the instance's MCP endpoint (Tools ▸ MCP…); nil disables it.
+	MCP MCP
 }
 
 // warmOnce compiles the syntax lexers once per process, in the background.
@@ -131,6 +155,12 @@ type UI struct {
 	model  *viewmodel.Model
 	recent map[session.ID]*session.Session
 	rorder []session.ID // recent ids, oldest first
+	ops    opCache      // operations of the full sessions seen (the Operation column)
+	health *healthBanner
+	// scripts is the open Tools ▸ Scripts… window, or nil.
+	scripts *scriptsPanel
+	mcp     *mcpPanel // the open Tools ▸ MCP… window, or nil
+	started bool      // Start ran: the window is live (tickers run)
 
 	list    *sessionList
 	filter  *filterBar
@@ -213,8 +243,9 @@ func New(a fyne.App, w fyne.Window, d Deps) *UI {
 	}
 	u.listSplit = container.NewVSplit(top, u.detail.object())
 	u.listSplit.SetOffset(u.prefs.FloatWithFallback(prefSplitList, 0.72))
+	u.health = newHealthBanner(u)
 	u.content = container.NewBorder(
-		container.NewBorder(nil, nil, u.tools.object(), nil, u.filter.object()),
+		container.NewVBox(container.NewBorder(nil, nil, u.tools.object(), nil, u.filter.object()), u.health.box),
 		u.status.object(),
 		nil, nil,
 		u.listSplit,
@@ -223,6 +254,9 @@ func New(a fyne.App, w fyne.Window, d Deps) *UI {
 	w.SetMainMenu(u.menus.main)
 	w.SetOnDropped(u.dropped)
 	u.addShortcuts()
+	if d.Store != nil {
+		u.SetCompareHook(u.openCompare)
+	}
 	u.Reload()
 	u.updateStart()
 	return u
@@ -289,8 +323,47 @@ func (u *UI) updateStart() {
 // Model exposes the view-model (for tests and the composition root's diagnostics).
 func (u *UI) Model() *viewmodel.Model { return u.model }
 
+// liveWindow opens a tool window showing content: refresh runs now and each second while
+// it is open (in a live window), closed runs when it closes.
+func (u *UI) liveWindow(title string, size fyne.Size, content fyne.CanvasObject, refresh, closed func()) fyne.Window {
+	w := u.app.NewWindow(title)
+	w.SetContent(content)
+	w.Resize(size)
+	stop := make(chan struct{})
+	w.SetOnClosed(func() {
+		close(stop)
+		closed()
+	})
+	refresh()
+	u.every(time.Second, stop, refresh)
+	w.Show()
+	return w
+}
+
+// every runs f on the UI goroutine each period until stop closes, once the window is
+// live (Start ran; tests call the refreshes themselves).
+func (u *UI) every(period time.Duration, stop <-chan struct{}, f func()) {
+	if !u.started {
+		return
+	}
+	go func() {
+		t := time.NewTicker(period)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				u.post(f)
+			}
+		}
+	}()
+}
+
 // Start runs the event pump and the status ticker until ctx is done.
 func (u *UI) Start(ctx context.Context) {
+	u.started = true
+	u.health.watch(ctx)
 	if u.deps.Events != nil {
 		u.pump = &viewmodel.Pump{
 			Events: u.deps.Events,
@@ -514,6 +587,7 @@ func (u *UI) remember(s *session.Session) {
 		u.rorder = append(u.rorder, s.ID)
 	}
 	u.recent[s.ID] = s
+	u.ops.note(s)
 	for len(u.rorder) > recentCap {
 		delete(u.recent, u.rorder[0])
 		u.rorder = u.rorder[1:]

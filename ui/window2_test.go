@@ -398,7 +398,7 @@ func TestBodyModeRadioCannotBeEmptied(t *testing.T) {
 	u, _ := newTestUI(t, Deps{Store: st})
 	u.SelectID(1)
 	mode := u.detail.resp.body.mode
-	if mode.Selected != "Pretty" {
+	if mode.Selected != "JSON" {
 		t.Fatalf("mode = %q", mode.Selected)
 	}
 	// Tap the selected option again, as a user does to "unselect" it.
@@ -484,7 +484,7 @@ func TestPreferencesPerDataDirectory(t *testing.T) {
 	ub := New(a, test.NewTempWindow(t, nil), Deps{Prefs: pb})
 	ua.SetDensity(Comfortable)
 	ua.list.SetColumns([]viewmodel.Column{viewmodel.ColID, viewmodel.ColPath})
-	if len(ub.list.cols) != int(viewmodel.NumColumns) || pb.String(prefDensity) != "" {
+	if len(ub.list.cols) != int(viewmodel.NumColumns)-1 || pb.String(prefDensity) != "" { // all but the hidden Operation
 		t.Fatal("the second instance's preferences changed with the first's")
 	}
 	// Reopened, A has its choices; the app's shared preferences were not touched.
@@ -680,7 +680,7 @@ func TestLargeBodiesOpenOffTheUIGoroutine(t *testing.T) {
 	u.SelectID(1)
 	for {
 		(<-posts)()
-		if v, ok := b.View(); ok && v.Name == "Pretty" {
+		if v, ok := b.View(); ok && v.Name == "JSON" {
 			break
 		}
 	}
@@ -710,7 +710,7 @@ func TestLargeBodiesOpenOffTheUIGoroutine(t *testing.T) {
 	u.SelectID(1)
 	for {
 		(<-posts)()
-		if v, ok := b.View(); ok && v.Name == "Pretty" && !b.working {
+		if v, ok := b.View(); ok && v.Name == "JSON" && !b.working {
 			break
 		}
 	}
@@ -844,7 +844,7 @@ func TestJSONTreeViewOpensAndCollapses(t *testing.T) {
 			t.Fatal("a tree for a body over the cap")
 		}
 	}
-	if len(views) == 0 || views[0].Name != "Pretty" {
+	if len(views) == 0 || views[0].Name != "JSON" {
 		t.Fatalf("views of a large JSON body: %d", len(views))
 	}
 }

@@ -37,7 +37,7 @@ func BenchmarkOpenLargeBody(b *testing.B) {
 		name, kind string
 		size       int
 		view       string
-	}{{"json-3MB-one-line", "json", 3_000_000, "Pretty"}, {"binary-50MB", "bin", 50_000_000, "Hex"}} {
+	}{{"json-3MB-one-line", "json", 3_000_000, "JSON"}, {"binary-50MB", "bin", 50_000_000, "Hex"}} {
 		b.Run(tc.name, func(b *testing.B) {
 			posts := make(chan func(), 64)
 			u, w := newTestUI(b, Deps{Post: func(f func()) { posts <- f }})
@@ -128,7 +128,7 @@ func BenchmarkClickToDetailUnderLoad(b *testing.B) {
 				return false
 			}
 			v, ok := u.detail.resp.body.View()
-			return ok && v.Name == "Pretty"
+			return ok && v.Name == "JSON"
 		}
 	loop:
 		for {

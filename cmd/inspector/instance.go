@@ -9,10 +9,13 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"sync/atomic"
 	"syscall"
 	"time"
 
 	"inspector/engine"
+	"inspector/engine/hooks/script"
+	"inspector/engine/netprofile"
 	"inspector/engine/session"
 	"inspector/rootca"
 	"inspector/store"
@@ -33,6 +36,13 @@ type instance struct {
 	debug *debugAPI
 	// mcp logs what MCP clients did (/api/v1/mcp on the control API, `inspector mcp`).
 	mcp *mcpActivity
+	// mcpWrites says new MCP sessions on /api/v1/mcp get the write tools (--mcp-writes,
+	// the window's Tools ▸ MCP… switch).
+	mcpWrites *atomic.Bool
+	// shaper applies network conditions (--network-profile, the window's dialog);
+	// scripts runs the JavaScript addons (the window's Tools ▸ Scripts…).
+	shaper  *netprofile.Shaper
+	scripts *script.Manager
 
 	stops []func() error // run in reverse order by shutdown
 }
@@ -216,6 +226,7 @@ func startInstance(dir string, f instanceFlags) (_ *instance, err error) {
 	if err != nil {
 		return nil, err
 	}
+	inst.scripts = scripts
 	inst.stops = append(inst.stops, func() error { scripts.Close(); return nil })
 	for p, h := range scriptHandlers(scripts) {
 		routes[p] = h
@@ -224,11 +235,14 @@ func startInstance(dir string, f instanceFlags) (_ *instance, err error) {
 	if err != nil {
 		return nil, err
 	}
+	inst.shaper = shaper
 	for p, h := range netProfileHandlers(shaper) {
 		routes[p] = h
 	}
 	inst.mcp = &mcpActivity{}
-	for p, h := range mcpHandlers(dir, f.mcpWrites, inst.mcp) {
+	inst.mcpWrites = new(atomic.Bool)
+	inst.mcpWrites.Store(f.mcpWrites)
+	for p, h := range mcpHandlers(dir, inst.mcpWrites, inst.mcp) {
 		routes[p] = h
 	}
 	addr, stop, err := startControl(dir, eng.Addr(), st, routes)

@@ -27,6 +27,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -149,7 +150,7 @@ func writeHint(allowWrites bool) string {
 	if allowWrites {
 		return "Live loop: add_breakpoint, then list_paused shows held requests; resume (optionally with edits), respond or abort them; replay sends stored requests again; send composes a new one."
 	}
-	return "Write tools (breakpoints, resume, replay, send, rules) are off; the user enables them with `inspector mcp --allow-writes` or `--mcp-writes` on the instance."
+	return "Write tools (breakpoints, resume, replay, send, rules) are off; the user enables them with `inspector mcp --allow-writes`, `--mcp-writes` on the instance, or the switch in the window's Tools ▸ MCP…."
 }
 
 // tool registers a typed tool whose calls are recorded in the activity log.
@@ -830,10 +831,13 @@ func runMCP(args []string) error {
 // mcpHandlers are the running instance's MCP routes on the control API: streamable HTTP at
 // /api/v1/mcp (tools served from the instance's own control API, so both ways in behave
 // the same) and the activity log. self connects lazily, once control.json exists.
-func mcpHandlers(dataDir string, allowWrites bool, act *mcpActivity) map[string]http.Handler {
+func mcpHandlers(dataDir string, writes *atomic.Bool, act *mcpActivity) map[string]http.Handler {
 	var once sync.Once
-	var srv *mcp.Server
+	var ro, rw *mcp.Server
 	var initErr error
+	// get picks the server of each new MCP session: the read-write one while writes is on
+	// (--mcp-writes, the window's switch), else the read-only one. Sessions keep the
+	// server they started with.
 	get := func(*http.Request) *mcp.Server {
 		once.Do(func() {
 			api, err := newControlClient(dataDir)
@@ -841,9 +845,16 @@ func mcpHandlers(dataDir string, allowWrites bool, act *mcpActivity) map[string]
 				initErr = err
 				return
 			}
-			srv = newMCPServer(&mcpBackend{api: api, activity: act.add}, allowWrites)
+			b := &mcpBackend{api: api, activity: act.add}
+			ro, rw = newMCPServer(b, false), newMCPServer(b, true)
 		})
-		return srv
+		if ro == nil {
+			return nil
+		}
+		if writes.Load() {
+			return rw
+		}
+		return ro
 	}
 	h := mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{JSONResponse: true})
 	return map[string]http.Handler{

@@ -62,7 +62,7 @@ func runWindow(inst *instance) error {
 
 // windowDeps adapts the instance's parts to the UI's interfaces.
 func windowDeps(inst *instance, events <-chan engine.Event) ui.Deps {
-	d := ui.Deps{Events: events, HAR: harCodec(), OpenStore: openStoreReadOnly}
+	d := ui.Deps{Events: events, HAR: harCodec(), OpenStore: openStoreReadOnly, DataDir: inst.dataDir, Protos: instanceProtos}
 	// Preferences live in the data directory: two instances on two data directories never
 	// share (or race on) one file.
 	if inst.dataDir != "" {
@@ -84,6 +84,15 @@ func windowDeps(inst *instance, events <-chan engine.Event) ui.Deps {
 	}
 	if inst.debug != nil {
 		d.Debug = inst.debug
+	}
+	if inst.shaper != nil {
+		d.Network = inst.shaper
+	}
+	if inst.scripts != nil {
+		d.Scripts = inst.scripts
+	}
+	if inst.mcp != nil && inst.mcpWrites != nil {
+		d.MCP = mcpWindow{act: inst.mcp, writes: inst.mcpWrites}
 	}
 	return d
 }

@@ -95,5 +95,5 @@ import -window root "$OUT/detail-live.png"
 stop
 
 INSPECTOR_SCREENSHOTS="$OUT" INSPECTOR_DATA_DIR="$WORK/data" \
-	go test -tags migrated_fynedo -count=1 -run 'TestRenderScreenshots|TestRenderDebugScreenshots|TestRenderFramesScreenshots|TestRenderPagedScreenshot|TestRenderDiffScreenshots' ./ui/
+	go test -tags migrated_fynedo -count=1 -run 'TestRenderScreenshots|TestRenderDebugScreenshots|TestRenderFramesScreenshots|TestRenderPagedScreenshot|TestRenderDiffScreenshots|TestRenderWireScreenshots' ./ui/
 echo "screenshots in $OUT"

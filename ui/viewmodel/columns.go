@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"inspector/engine/content"
 	"inspector/engine/session"
 )
 
@@ -25,6 +26,9 @@ const (
 	ColRespSize
 	ColDuration
 	ColStarted
+	// ColOperation is the GraphQL operation or gRPC / Connect method (content.Operation);
+	// hidden by default.
+	ColOperation
 	NumColumns
 )
 
@@ -35,21 +39,48 @@ type ColumnInfo struct {
 	Width float32 // preferred width in Fyne units (the compact density)
 	Flex  bool    // takes a share of the width left over (StretchWidths)
 	Right bool    // numbers: aligned right
+	// Hidden columns are off until the user shows them (View ▸ Columns).
+	Hidden bool
 }
 
 // Columns lists every column, indexed by Column.
 var Columns = [NumColumns]ColumnInfo{
-	ColID:       {Key: "id", Title: "#", Width: 52, Right: true},
-	ColStatus:   {Key: "status", Title: "Status", Width: 50},
-	ColProto:    {Key: "proto", Title: "Proto", Width: 50},
-	ColMethod:   {Key: "method", Title: "Method", Width: 64},
-	ColHost:     {Key: "host", Title: "Host", Width: 150, Flex: true},
-	ColPath:     {Key: "path", Title: "Path", Width: 260, Flex: true},
-	ColType:     {Key: "type", Title: "Type", Width: 100},
-	ColReqSize:  {Key: "req", Title: "Req", Width: 52, Right: true},
-	ColRespSize: {Key: "resp", Title: "Resp", Width: 58, Right: true},
-	ColDuration: {Key: "dur", Title: "Duration", Width: 70, Right: true},
-	ColStarted:  {Key: "start", Title: "Start", Width: 92},
+	ColID:        {Key: "id", Title: "#", Width: 52, Right: true},
+	ColStatus:    {Key: "status", Title: "Status", Width: 50},
+	ColProto:     {Key: "proto", Title: "Proto", Width: 50},
+	ColMethod:    {Key: "method", Title: "Method", Width: 64},
+	ColHost:      {Key: "host", Title: "Host", Width: 150, Flex: true},
+	ColPath:      {Key: "path", Title: "Path", Width: 260, Flex: true},
+	ColType:      {Key: "type", Title: "Type", Width: 100},
+	ColReqSize:   {Key: "req", Title: "Req", Width: 52, Right: true},
+	ColRespSize:  {Key: "resp", Title: "Resp", Width: 58, Right: true},
+	ColDuration:  {Key: "dur", Title: "Duration", Width: 70, Right: true},
+	ColStarted:   {Key: "start", Title: "Start", Width: 92},
+	ColOperation: {Key: "op", Title: "Operation", Width: 160, Hidden: true},
+}
+
+// SummaryOperation is the operation of a row as far as its summary tells: the method of
+// a gRPC / Connect call (its path), the operation of a GraphQL GET (its query). A
+// GraphQL POST needs the body: the window fills it in from the full session
+// (content.Operation) when it has one.
+func SummaryOperation(s *session.Summary) string {
+	if k, _ := content.KindOfType(content.MediaType(s.ContentType)); k == content.KindGRPC || k == content.KindGRPCWeb ||
+		k == content.KindGRPCWebText || k == content.KindConnect {
+		p, _, _ := strings.Cut(s.Path, "?")
+		return strings.TrimPrefix(p, "/")
+	}
+	if q, name, _, ok := content.GraphQLGET(s.URL); ok {
+		typ := "query"
+		if t := strings.TrimSpace(q); strings.HasPrefix(t, "mutation") || strings.HasPrefix(t, "subscription") {
+			typ, _, _ = strings.Cut(t, " ")
+			typ, _, _ = strings.Cut(typ, "{")
+		}
+		if name != "" {
+			return typ + " " + name
+		}
+		return typ
+	}
+	return ""
 }
 
 // ColumnByKey returns the column with the given Key.
@@ -163,6 +194,8 @@ func CellText(s *session.Summary, c Column) string {
 			return ""
 		}
 		return s.Started.Local().Format("15:04:05.000")
+	case ColOperation:
+		return SummaryOperation(s)
 	}
 	return ""
 }
@@ -219,6 +252,8 @@ func compare(a, b *session.Summary, c Column) int {
 		return cmpOrdered(a.DurationMS, b.DurationMS)
 	case ColStarted:
 		return a.Started.Compare(b.Started)
+	case ColOperation:
+		return strings.Compare(SummaryOperation(a), SummaryOperation(b))
 	}
 	return 0
 }
