@@ -1,0 +1,54 @@
+package filter
+
+import (
+	"bytes"
+	"net/http"
+	"reflect"
+	"testing"
+
+	"inspector/engine/session"
+)
+
+func TestTextClauses(t *testing.T) {
+	for _, c := range []struct {
+		expr string
+		want [][]string
+	}{
+		{"", nil},
+		{"status:4xx", nil},
+		{"body:Token", [][]string{{"token"}}},
+		{"text:abc body:defg status:2xx", [][]string{{"abc"}, {"defg"}}},
+		{"body:abc OR text:xyz", [][]string{{"abc", "xyz"}}},
+		{"body:abc OR status:500", nil}, // one side has no needle
+		{"-body:abc", nil},              // a negation narrows nothing
+		{"(body:ab body:abcdef) OR body:q", [][]string{{"abcdef", "q"}}},
+		{"host:x (body:a OR body:b)", [][]string{{"a", "b"}}},
+	} {
+		if got := MustParse(c.expr).TextClauses(); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("TextClauses(%q) = %q, want %q", c.expr, got, c.want)
+		}
+	}
+}
+
+func TestSearchableBodyCap(t *testing.T) {
+	h := http.Header{"Content-Type": {"text/plain"}}
+	data := append(bytes.Repeat([]byte("a"), MaxSearchBody), "NEEDLE"...)
+	if got := SearchableBody(data, h); len(got) != MaxSearchBody {
+		t.Fatalf("searchable %d bytes, want the cap %d", len(got), MaxSearchBody)
+	}
+	s := &session.Session{ID: 1, Request: session.Request{Method: "POST", URL: "http://x/", Header: h, Body: session.Body{Data: data}}}
+	if MustParse("body:needle").Match(s) || MustParse("text:needle").Match(s) {
+		t.Fatal("a needle beyond MaxSearchBody matched")
+	}
+	data = append(bytes.Repeat([]byte("a"), MaxSearchBody-6), "NEEDLE"...)
+	s.Request.Body.Data = data
+	if !MustParse("body:needle").Match(s) || !MustParse("text:needle").Match(s) {
+		t.Fatal("a needle at the end of the searchable part did not match")
+	}
+	// Messages share one cap.
+	s.Request.Body.Data = nil
+	s.Messages = []session.Message{{Opcode: 1, Data: bytes.Repeat([]byte("b"), MaxSearchBody)}, {Opcode: 1, Data: []byte("later")}}
+	if MustParse("body:later").Match(s) {
+		t.Fatal("a message beyond the cap matched")
+	}
+}
