@@ -242,6 +242,9 @@ func scan(tx *bolt.Tx, q Query, emit func(*session.Summary) bool) error {
 		}
 	}
 	f := q.Filter
+	if plan := planFor(f); plan != nil && tx.Bucket(bIxSegs) != nil {
+		return scanIndexed(tx, q, plan, emit)
+	}
 	aliasMatch := f != nil && !f.NeedsSession()
 	var sum session.Summary
 	for ; k != nil; k, v = step() {
@@ -290,10 +293,14 @@ func (s *Store) update(f func(b *buckets, count uint64, total int64) (uint64, in
 	var total int64
 	err := s.writeTx(func(tx *bolt.Tx) error {
 		b := txBuckets(tx)
+		b.ix = &s.ix
 		var err error
 		count, total, err = f(b, u64(b.meta.Get(kCount)), int64(u64(b.meta.Get(kBytes))))
 		if err != nil {
 			return err
+		}
+		if err := ixFlush(b, false); err != nil {
+			return fmt.Errorf("body index: %w", err)
 		}
 		if err := b.finish(); err != nil {
 			return err
@@ -337,6 +344,10 @@ func (s *Store) Clear() error {
 				return 0, 0, err
 			}
 		}
+		if err := resetIndex(tx, 1, 0); err != nil {
+			return 0, 0, err
+		}
+		b.ix.reset = true
 		return 0, 0, nil
 	})
 }

@@ -1,0 +1,795 @@
+package store
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+
+	bolt "go.etcd.io/bbolt"
+
+	"inspector/engine/filter"
+	"inspector/engine/session"
+)
+
+// The body index (schema 4; see doc.go "Body index").
+//
+// Every committed session's text (filter.SessionText: URL, header lines, decoded bodies up
+// to filter.MaxSearchBody, WebSocket messages) is cut into trigrams of ASCII-lower-cased
+// bytes. The writer gathers them in memory (ixBuilder) and, when about segTextMax bytes of
+// text or segSessionsMax sessions are gathered (or the store closes), writes them as one
+// immutable segment: an inverted list trigram → sessions, written once, appended at the
+// end of the bucket, never rewritten, so the index costs one sequential write of its own
+// size and no read-modify-write. Until then the session's id is in ixpending (written in
+// the record's transaction): searches confirm pending sessions on their records, and Open
+// gathers them again after a crash. Deleted sessions may keep postings in old segments;
+// searches confirm every candidate on its record, so results are exact. Retention drops
+// whole segments once all their sessions are evicted; Compact rebuilds the index.
+var (
+	bIxSegs    = []byte("ixsegs")    // seq → segment header (ixSegHeader)
+	bIxData    = []byte("ixdata")    // seq → segment blob (encodeSegment)
+	bIxPending = []byte("ixpending") // id → empty: committed, not yet in a segment
+
+	ixBuckets = [][]byte{bIxSegs, bIxData, bIxPending}
+
+	kIxSeq        = []byte("ixseq")        // last segment number
+	kIxLegacyLo   = []byte("ixlegacylo")   // first id of the range to backfill
+	kIxLegacyNext = []byte("ixlegacynext") // backfill has indexed the ids below this
+	kIxLegacyHi   = []byte("ixlegacyhi")   // last id of the range to backfill
+)
+
+const (
+	segTextMax     = 8 << 20 // text bytes per segment
+	segSessionsMax = 8192    // sessions per segment
+	segPairsMax    = 4 << 20 // (trigram, session) pairs per segment: bounds the builder's memory
+	segFormat      = 1
+	// backfillStep bounds the sessions read in one read transaction of the backfill, so
+	// the writer (which waits for readers when the file grows) is never held up for long.
+	backfillStep = 256
+)
+
+var asciiLower [256]byte
+
+func init() {
+	for i := range asciiLower {
+		asciiLower[i] = lowerASCIIByte(byte(i))
+	}
+}
+
+func lowerASCIIByte(c byte) byte {
+	if c >= 'A' && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+// ixBuilder gathers the trigrams of sessions for the next segment.
+type ixBuilder struct {
+	ids   []session.ID
+	pairs []uint64 // trigram<<32 | index into ids; one per distinct trigram of a session
+	text  int
+	seen  []uint64 // bit set of trigrams seen in the current session
+	touch []uint32 // trigrams set in seen, to clear it
+
+	// flushed: a segment of the builder was written in the current write transaction;
+	// reset: Clear emptied the index in it. Applied when the transaction commits (settle).
+	flushed, reset bool
+}
+
+func (b *ixBuilder) empty() bool { return len(b.ids) == 0 }
+
+func (b *ixBuilder) full() bool {
+	return b.text >= segTextMax || len(b.ids) >= segSessionsMax || len(b.pairs) >= segPairsMax
+}
+
+func (b *ixBuilder) clear() {
+	b.ids, b.pairs, b.text = b.ids[:0], b.pairs[:0], 0
+	if cap(b.pairs) > segPairsMax*2 {
+		b.pairs = nil
+	}
+}
+
+// add gathers the trigrams of ss under id.
+func (b *ixBuilder) add(id session.ID, ss *session.Session) {
+	if b.seen == nil {
+		b.seen = make([]uint64, 1<<24/64)
+	}
+	local := uint64(len(b.ids))
+	b.ids = append(b.ids, id)
+	filter.SessionText(ss, func(p []byte) bool {
+		b.text += len(p)
+		if len(p) < 3 {
+			return false
+		}
+		t := uint32(asciiLower[p[0]])<<8 | uint32(asciiLower[p[1]])
+		for _, c := range p[2:] {
+			t = (t<<8 | uint32(asciiLower[c])) & 0xFFFFFF
+			w, m := &b.seen[t>>6], uint64(1)<<(t&63)
+			if *w&m != 0 {
+				continue
+			}
+			*w |= m
+			b.touch = append(b.touch, t)
+			b.pairs = append(b.pairs, uint64(t)<<32|local)
+		}
+		return false
+	})
+	for _, t := range b.touch {
+		b.seen[t>>6] = 0
+	}
+	b.touch = b.touch[:0]
+}
+
+// encodeSegment writes the builder's sessions as a segment blob:
+//
+//	byte format (1) ‖ uvarint n ids ‖ uvarint n trigrams ‖ uvarint length of the id table
+//	‖ id table: n zig-zag varint deltas (ids in the order added)
+//	‖ directory: per trigram, ascending, 3 bytes trigram ‖ uint32 LE end of its postings
+//	‖ postings: per trigram, uvarint deltas of ascending indexes into the id table (+1)
+func (b *ixBuilder) encodeSegment() (blob []byte, lo, hi session.ID) {
+	slices.Sort(b.pairs)
+	var idTab []byte
+	prev := int64(0)
+	lo, hi = b.ids[0], b.ids[0]
+	for _, id := range b.ids {
+		idTab = binary.AppendVarint(idTab, int64(id)-prev)
+		prev = int64(id)
+		lo, hi = min(lo, id), max(hi, id)
+	}
+	ntri := 0
+	for i := range b.pairs {
+		if i == 0 || b.pairs[i]>>32 != b.pairs[i-1]>>32 {
+			ntri++
+		}
+	}
+	blob = make([]byte, 0, 16+len(idTab)+7*ntri+len(b.pairs)*2)
+	blob = append(blob, segFormat)
+	blob = binary.AppendUvarint(blob, uint64(len(b.ids)))
+	blob = binary.AppendUvarint(blob, uint64(ntri))
+	blob = binary.AppendUvarint(blob, uint64(len(idTab)))
+	blob = append(blob, idTab...)
+	dir := len(blob)
+	blob = blob[:dir+7*ntri]
+	post := len(blob)
+	j := 0
+	last := int64(-1)
+	for i, p := range b.pairs {
+		tri, local := uint32(p>>32), int64(uint32(p))
+		if i == 0 || tri != uint32(b.pairs[i-1]>>32) {
+			last = -1
+		}
+		blob = binary.AppendUvarint(blob, uint64(local-last))
+		last = local
+		if i == len(b.pairs)-1 || uint32(b.pairs[i+1]>>32) != tri {
+			e := blob[dir+7*j:]
+			e[0], e[1], e[2] = byte(tri>>16), byte(tri>>8), byte(tri)
+			binary.LittleEndian.PutUint32(e[3:], uint32(len(blob)-post))
+			j++
+		}
+	}
+	return blob, lo, hi
+}
+
+// segment is a decoded view of a segment blob (no copy: valid during its transaction).
+type segment struct {
+	n    int
+	ids  []byte // id table
+	dir  []byte
+	post []byte
+}
+
+var errBadSegment = errors.New("malformed index segment")
+
+func openSegment(blob []byte) (segment, error) {
+	if len(blob) < 1 || blob[0] != segFormat {
+		return segment{}, errBadSegment
+	}
+	p := blob[1:]
+	var v [3]uint64
+	for i := range v {
+		x, k := binary.Uvarint(p)
+		if k <= 0 {
+			return segment{}, errBadSegment
+		}
+		v[i], p = x, p[k:]
+	}
+	n, ntri, idLen := v[0], v[1], v[2]
+	if idLen > uint64(len(p)) || ntri*7 > uint64(len(p))-idLen {
+		return segment{}, errBadSegment
+	}
+	return segment{n: int(n), ids: p[:idLen], dir: p[idLen : idLen+7*ntri], post: p[idLen+7*ntri:]}, nil
+}
+
+// posting returns the encoded posting list of tri, nil when the segment lacks it.
+func (sg segment) posting(tri uint32) []byte {
+	n := len(sg.dir) / 7
+	lo, hi := 0, n
+	for lo < hi {
+		m := (lo + hi) / 2
+		e := sg.dir[7*m:]
+		t := uint32(e[0])<<16 | uint32(e[1])<<8 | uint32(e[2])
+		switch {
+		case t < tri:
+			lo = m + 1
+		case t > tri:
+			hi = m
+		default:
+			start := uint32(0)
+			if m > 0 {
+				start = binary.LittleEndian.Uint32(sg.dir[7*m-4:])
+			}
+			end := binary.LittleEndian.Uint32(e[3:])
+			if start > end || int(end) > len(sg.post) {
+				return nil
+			}
+			return sg.post[start:end]
+		}
+	}
+	return nil
+}
+
+func decodePosting(p []byte, dst []uint32) []uint32 {
+	cur := int64(-1)
+	for len(p) > 0 {
+		d, k := binary.Uvarint(p)
+		if k <= 0 {
+			break
+		}
+		p = p[k:]
+		cur += int64(d)
+		dst = append(dst, uint32(cur))
+	}
+	return dst
+}
+
+// idTable decodes the segment's ids.
+func (sg segment) idTable(dst []session.ID) []session.ID {
+	p := sg.ids
+	prev := int64(0)
+	for len(p) > 0 {
+		d, k := binary.Varint(p)
+		if k <= 0 {
+			break
+		}
+		p = p[k:]
+		prev += d
+		dst = append(dst, session.ID(prev))
+	}
+	return dst
+}
+
+func intersect(a, b []uint32) []uint32 {
+	out := a[:0]
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		switch {
+		case a[i] < b[j]:
+			i++
+		case a[i] > b[j]:
+			j++
+		default:
+			out = append(out, a[i])
+			i++
+			j++
+		}
+	}
+	return out
+}
+
+func union(a, b []uint32) []uint32 {
+	out := make([]uint32, 0, len(a)+len(b))
+	i, j := 0, 0
+	for i < len(a) || j < len(b) {
+		switch {
+		case j == len(b) || i < len(a) && a[i] < b[j]:
+			out = append(out, a[i])
+			i++
+		case i == len(a) || b[j] < a[i]:
+			out = append(out, b[j])
+			j++
+		default:
+			out = append(out, a[i])
+			i++
+			j++
+		}
+	}
+	return out
+}
+
+// ixPlan is the index's part of a query: clauses of needles as trigram lists (see
+// filter.Expr.TextClauses); every clause holds for a matching session.
+type ixPlan [][][]uint32
+
+// planFor returns the index plan of f, or nil when the index cannot narrow f (no body: or
+// text: term with an indexable needle: at least 3 bytes, ASCII only, since the matcher
+// folds non-ASCII text with Unicode rules the trigrams do not follow).
+func planFor(f *filter.Expr) ixPlan {
+	if f == nil || !f.NeedsSession() {
+		return nil
+	}
+	var plan ixPlan
+clauses:
+	for _, clause := range f.TextClauses() {
+		var c [][]uint32
+		for _, needle := range clause {
+			tris := needleTrigrams(needle)
+			if tris == nil {
+				continue clauses // one needle the index cannot look up: the clause narrows nothing
+			}
+			c = append(c, tris)
+		}
+		plan = append(plan, c)
+	}
+	return plan
+}
+
+func needleTrigrams(n string) []uint32 {
+	if len(n) < 3 {
+		return nil
+	}
+	for i := 0; i < len(n); i++ {
+		if n[i] >= 0x80 {
+			return nil
+		}
+	}
+	var out []uint32
+	for i := 0; i+3 <= len(n); i++ {
+		out = append(out, uint32(asciiLower[n[i]])<<16|uint32(asciiLower[n[i+1]])<<8|uint32(asciiLower[n[i+2]]))
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// match returns the indexes (into the id table) of the segment's sessions that have
+// every clause of the plan.
+func (sg segment) match(plan ixPlan, scratch []uint32) []uint32 {
+	var res []uint32
+	for ci, clause := range plan {
+		var u []uint32
+		for _, tris := range clause {
+			var got []uint32
+			for ti, tri := range tris {
+				p := sg.posting(tri)
+				if p == nil {
+					got = nil
+					break
+				}
+				if ti == 0 {
+					got = decodePosting(p, nil)
+					continue
+				}
+				scratch = decodePosting(p, scratch[:0])
+				if got = intersect(got, scratch); len(got) == 0 {
+					break
+				}
+			}
+			if len(got) > 0 {
+				u = union(u, got)
+			}
+		}
+		if ci == 0 {
+			res = u
+		} else {
+			res = intersect(res, u)
+		}
+		if len(res) == 0 {
+			return nil
+		}
+	}
+	return res
+}
+
+// ixSegHeader is a segment's entry in ixsegs: lowest and highest session id, sessions,
+// text bytes indexed.
+func ixSegHeader(lo, hi session.ID, n, text int) []byte {
+	v := binary.BigEndian.AppendUint64(nil, uint64(lo))
+	v = binary.BigEndian.AppendUint64(v, uint64(hi))
+	v = binary.BigEndian.AppendUint64(v, uint64(n))
+	return binary.BigEndian.AppendUint64(v, uint64(text))
+}
+
+// writeSegment writes the builder's sessions as the next segment and deletes their ids
+// from ixpending.
+func writeSegment(tx *bolt.Tx, b *ixBuilder) error {
+	if b.empty() {
+		return nil
+	}
+	meta := tx.Bucket(bMeta)
+	segs, data, pending := tx.Bucket(bIxSegs), tx.Bucket(bIxData), tx.Bucket(bIxPending)
+	seq := u64(meta.Get(kIxSeq)) + 1
+	blob, lo, hi := b.encodeSegment()
+	segs.FillPercent, data.FillPercent = 1, 1
+	key := u64Bytes(seq)
+	if err := data.Put(key, blob); err != nil {
+		return err
+	}
+	if err := segs.Put(key, ixSegHeader(lo, hi, len(b.ids), b.text)); err != nil {
+		return err
+	}
+	for _, id := range b.ids {
+		if err := pending.Delete(idKey(id)); err != nil {
+			return err
+		}
+	}
+	return meta.Put(kIxSeq, u64Bytes(seq))
+}
+
+// ixPut records a session just put: pending in the file, gathered by the builder.
+func ixPut(b *buckets, key []byte, ss *session.Session) error {
+	if b.pending == nil {
+		return nil
+	}
+	if err := b.pending.Put(key, nil); err != nil {
+		return err
+	}
+	if b.ix != nil {
+		b.ix.add(ss.ID, indexSource(ss))
+	}
+	return nil
+}
+
+// ixFlush writes the writer's builder as a segment when it is full (or force and not
+// empty). The builder is emptied when the transaction commits (Store.writeTx).
+func ixFlush(b *buckets, force bool) error {
+	ix := b.ix
+	if ix == nil || ix.empty() || !(force || ix.full()) {
+		return nil
+	}
+	if err := writeSegment(b.meta.Tx(), ix); err != nil {
+		return err
+	}
+	ix.flushed = true
+	return nil
+}
+
+// settle applies what the committed transaction did to the builder.
+func (b *ixBuilder) settle(committed bool) {
+	if committed && (b.flushed || b.reset) {
+		b.clear()
+	}
+	b.flushed, b.reset = false, false
+}
+
+// indexSource is ss with each body the engine spilled to a file read back (up to
+// MaxInlineBody, as Get returns it), so the index sees what searches of the record see.
+func indexSource(ss *session.Session) *session.Session {
+	req := ss.Request.Body.Spilled
+	var resp string
+	if ss.Response != nil {
+		resp = ss.Response.Body.Spilled
+	}
+	spilled := func(p string) bool { return p != "" && p != SpilledInStore }
+	if !spilled(req) && !spilled(resp) {
+		return ss
+	}
+	cp := *ss
+	if spilled(req) {
+		cp.Request.Body.Data = withSpill(ss.Request.Body.Data, req)
+	}
+	if spilled(resp) {
+		r := *ss.Response
+		r.Body.Data = withSpill(r.Body.Data, resp)
+		cp.Response = &r
+	}
+	return &cp
+}
+
+func withSpill(data []byte, path string) []byte {
+	f, err := os.Open(path)
+	if err != nil {
+		return data
+	}
+	defer f.Close()
+	rest, _ := io.ReadAll(io.LimitReader(f, int64(MaxInlineBody-len(data))))
+	return append(append(make([]byte, 0, len(data)+len(rest)), data...), rest...)
+}
+
+// evictIndex drops what retention removed through last: whole segments whose sessions
+// are all evicted, pending ids, and the part of the backfill range.
+func evictIndex(b *buckets, last session.ID) error {
+	if b.pending == nil {
+		return nil
+	}
+	if err := deleteThrough(b.pending, last, nil); err != nil {
+		return err
+	}
+	segs, data := b.meta.Tx().Bucket(bIxSegs), b.meta.Tx().Bucket(bIxData)
+	c := segs.Cursor()
+	for k, v := c.First(); k != nil; {
+		if len(v) >= 16 && session.ID(binary.BigEndian.Uint64(v[8:16])) <= last {
+			if err := data.Delete(k); err != nil {
+				return err
+			}
+			if err := c.Delete(); err != nil {
+				return err
+			}
+			k, v = c.Seek(k) // bbolt's cursor after Delete: seek to the next key
+			continue
+		}
+		k, v = c.Next()
+	}
+	if next := u64(b.meta.Get(kIxLegacyNext)); next <= uint64(last) && next <= u64(b.meta.Get(kIxLegacyHi)) {
+		return b.meta.Put(kIxLegacyNext, u64Bytes(uint64(last)+1))
+	}
+	return nil
+}
+
+// resetIndex empties the index and starts a backfill of the ids lo..hi (none when hi < lo).
+func resetIndex(tx *bolt.Tx, lo, hi uint64) error {
+	for _, name := range ixBuckets {
+		if tx.Bucket(name) != nil {
+			if err := tx.DeleteBucket(name); err != nil {
+				return err
+			}
+		}
+		if _, err := tx.CreateBucket(name); err != nil {
+			return err
+		}
+	}
+	return putMeta(tx.Bucket(bMeta), kIxSeq, 0, kIxLegacyLo, lo, kIxLegacyNext, lo, kIxLegacyHi, hi)
+}
+
+// migrate3to4: schema 4 adds the body index. The sessions already stored are indexed in
+// the background (backfill) from the next writable Open on.
+func migrate3to4(tx *bolt.Tx) error {
+	meta := tx.Bucket(bMeta)
+	lo, hi := uint64(1), u64(meta.Get(kCommitted))
+	if k, _ := tx.Bucket(bSummaries).Cursor().First(); k != nil {
+		lo = uint64(keyID(k))
+	} else {
+		hi = 0
+	}
+	if err := resetIndex(tx, lo, hi); err != nil {
+		return err
+	}
+	return meta.Put(kVersion, u64Bytes(4))
+}
+
+// IndexStatus is the state of the body index.
+type IndexStatus struct {
+	// Building: sessions stored before the index existed (an older store, or a compact)
+	// are still being indexed; searches scan those (correct, slower).
+	Building bool `json:"building"`
+	// Percent of those indexed so far (100 when not building).
+	Percent int `json:"percent"`
+	// Segments written; Pending sessions committed but not in a segment yet.
+	Segments uint64 `json:"segments"`
+	// Available is false for stores without an index (older schema opened read-only):
+	// body: and text: scan every session.
+	Available bool `json:"available"`
+	// Error is why the backfill stopped ("" when it did not): searches stay correct,
+	// scanning what it did not index.
+	Error string `json:"error,omitempty"`
+}
+
+// String is "index building: N%" while building, "" otherwise.
+func (st IndexStatus) String() string {
+	if !st.Building {
+		return ""
+	}
+	return fmt.Sprintf("index building: %d%%", st.Percent)
+}
+
+func indexStatusTx(tx *bolt.Tx) IndexStatus {
+	if tx.Bucket(bIxSegs) == nil {
+		return IndexStatus{Percent: 100}
+	}
+	meta := tx.Bucket(bMeta)
+	lo, next, hi := u64(meta.Get(kIxLegacyLo)), u64(meta.Get(kIxLegacyNext)), u64(meta.Get(kIxLegacyHi))
+	st := IndexStatus{Available: true, Percent: 100, Segments: u64(meta.Get(kIxSeq))}
+	if next <= hi && hi >= lo {
+		st.Building = true
+		st.Percent = int((next - lo) * 100 / (hi - lo + 1))
+	}
+	return st
+}
+
+// IndexStatus reports the body index's state (a field the CLI, control API and window
+// show while it builds).
+func (s *Store) IndexStatus() IndexStatus {
+	var st IndexStatus
+	if err := s.view(func(tx *bolt.Tx) error { st = indexStatusTx(tx); return nil }); err != nil {
+		return IndexStatus{Percent: 100, Error: err.Error()}
+	}
+	if p := s.ixErr.Load(); p != nil {
+		st.Error = (*p).Error()
+	}
+	return st
+}
+
+// candidates returns the ids that may match plan, within q's bounds, ascending, deduped:
+// from the segments, the pending sessions and the backfill range not indexed yet.
+func candidates(tx *bolt.Tx, q Query, plan ixPlan) ([]session.ID, error) {
+	in := func(id session.ID) bool {
+		return (q.After == 0 || id > q.After) && (q.Before == 0 || id < q.Before)
+	}
+	var out []session.ID
+	var idTab []session.ID
+	var scratch []uint32
+	data := tx.Bucket(bIxData)
+	c := tx.Bucket(bIxSegs).Cursor()
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		if len(v) < 16 {
+			return nil, fmt.Errorf("%w: index segment header of %d bytes", ErrCorrupt, len(v))
+		}
+		lo, hi := session.ID(binary.BigEndian.Uint64(v)), session.ID(binary.BigEndian.Uint64(v[8:]))
+		if q.After != 0 && hi <= q.After || q.Before != 0 && lo >= q.Before {
+			continue
+		}
+		sg, err := openSegment(data.Get(k))
+		if err != nil {
+			return nil, fmt.Errorf("%w: index segment %d: %v", ErrCorrupt, u64(k), err)
+		}
+		locals := sg.match(plan, scratch)
+		if len(locals) == 0 {
+			continue
+		}
+		idTab = sg.idTable(idTab[:0])
+		for _, l := range locals {
+			if int(l) < len(idTab) && in(idTab[l]) {
+				out = append(out, idTab[l])
+			}
+		}
+	}
+	walk := func(bk *bolt.Bucket, from, to uint64) {
+		pc := bk.Cursor()
+		for k, _ := pc.Seek(idKey(session.ID(from))); k != nil && len(k) == 8 && uint64(keyID(k)) <= to; k, _ = pc.Next() {
+			if id := keyID(k); in(id) {
+				out = append(out, id)
+			}
+		}
+	}
+	walk(tx.Bucket(bIxPending), uint64(q.After)+1, ^uint64(0))
+	meta := tx.Bucket(bMeta)
+	if next, hi := u64(meta.Get(kIxLegacyNext)), u64(meta.Get(kIxLegacyHi)); next <= hi {
+		walk(tx.Bucket(bSummaries), max(next, uint64(q.After)+1), hi)
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
+}
+
+// scanIndexed is scan for filters the index narrows: candidates in q's order, each
+// confirmed on its record.
+func scanIndexed(tx *bolt.Tx, q Query, plan ixPlan, emit func(*session.Summary) bool) error {
+	ids, err := candidates(tx, q, plan)
+	if err != nil {
+		return err
+	}
+	sums := tx.Bucket(bSummaries)
+	var sum session.Summary
+	for i := range ids {
+		id := ids[i]
+		if q.Newest {
+			id = ids[len(ids)-1-i]
+		}
+		v := sums.Get(idKey(id))
+		if v == nil {
+			continue // deleted: postings stay in old segments
+		}
+		ss, err := loadSession(tx, id)
+		if errors.Is(err, ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if !q.Filter.Match(ss) {
+			continue
+		}
+		if _, err := decodeSummary(id, v, &sum, false); err != nil {
+			return fmt.Errorf("%w: %v", ErrCorrupt, err)
+		}
+		if !emit(&sum) {
+			break
+		}
+	}
+	return nil
+}
+
+// backfill indexes the sessions of the backfill range (ixlegacynext..ixlegacyhi) in
+// segments, each written with the advance of ixlegacynext in one transaction, so a kill
+// leaves a consistent index and the next Open resumes. It stops when stop closes.
+func backfill(view, update func(func(*bolt.Tx) error) error, stop <-chan struct{}) error {
+	var b ixBuilder
+	for {
+		var next, hi, first uint64
+		done := false
+		for !b.full() && !done {
+			select {
+			case <-stop:
+				return nil
+			default:
+			}
+			err := view(func(tx *bolt.Tx) error {
+				meta := tx.Bucket(bMeta)
+				if next == 0 {
+					next = u64(meta.Get(kIxLegacyNext))
+					first = next
+				}
+				hi = u64(meta.Get(kIxLegacyHi))
+				if next > hi {
+					done = true
+					return nil
+				}
+				c := tx.Bucket(bSummaries).Cursor()
+				n := 0
+				k, _ := c.Seek(idKey(session.ID(next)))
+				for ; k != nil && uint64(keyID(k)) <= hi && n < backfillStep && !b.full(); k, _ = c.Next() {
+					id := keyID(k)
+					ss, err := loadSession(tx, id)
+					if err == nil {
+						b.add(id, ss)
+					} else if !errors.Is(err, ErrNotFound) {
+						return err
+					}
+					next = uint64(id) + 1
+					n++
+				}
+				if k == nil || uint64(keyID(k)) > hi {
+					done, next = true, hi+1
+				}
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+		}
+		if b.empty() && next == first {
+			return nil // nothing (left) to index: no write
+		}
+		err := update(func(tx *bolt.Tx) error {
+			if err := writeSegment(tx, &b); err != nil {
+				return err
+			}
+			meta := tx.Bucket(bMeta)
+			if cur := u64(meta.Get(kIxLegacyNext)); cur > next || u64(meta.Get(kIxLegacyHi)) != hi {
+				return nil // retention or a Clear moved on meanwhile
+			}
+			return meta.Put(kIxLegacyNext, u64Bytes(next))
+		})
+		if err != nil {
+			return err
+		}
+		b.clear()
+		if done {
+			return nil
+		}
+	}
+}
+
+// openIndex (writable Open) gathers the pending sessions a crash left out of a segment
+// into the writer's builder, and starts the backfill of sessions stored before the
+// index existed.
+func (s *Store) openIndex() error {
+	s.ixStop, s.ixDone = make(chan struct{}), make(chan struct{})
+	err := s.view(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bIxPending).Cursor()
+		for k, _ := c.First(); k != nil; k, _ = c.Next() {
+			if len(k) != 8 {
+				continue
+			}
+			ss, err := loadSession(tx, keyID(k))
+			if errors.Is(err, ErrNotFound) {
+				continue // deleted: its key goes with the next segment
+			}
+			if err != nil {
+				return err
+			}
+			s.ix.add(ss.ID, ss)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("body index: %w", err)
+	}
+	go func() {
+		defer close(s.ixDone)
+		if err := backfill(s.view, s.writeTx, s.ixStop); err != nil {
+			err = fmt.Errorf("indexing stored sessions: %w", err)
+			s.ixErr.Store(&err)
+		}
+	}()
+	return nil
+}
