@@ -40,11 +40,15 @@ var (
 	kIxLegacyHi   = []byte("ixlegacyhi")   // last id of the range to backfill
 )
 
-const (
+// Segment bounds (variables for tests, which use small segments).
+var (
 	segTextMax     = 8 << 20 // text bytes per segment
 	segSessionsMax = 8192    // sessions per segment
 	segPairsMax    = 4 << 20 // (trigram, session) pairs per segment: bounds the builder's memory
-	segFormat      = 1
+)
+
+const (
+	segFormat = 1
 	// backfillStep bounds the sessions read in one read transaction of the backfill, so
 	// the writer (which waits for readers when the file grows) is never held up for long.
 	backfillStep = 256
