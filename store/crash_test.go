@@ -23,6 +23,10 @@ func TestMain(m *testing.M) {
 		crashChild(p)
 		return
 	}
+	if p := os.Getenv(ixCrashChildEnv); p != "" {
+		ixCrashChild(p)
+		return
+	}
 	code := m.Run()
 	if millionDir != "" {
 		os.RemoveAll(millionDir)

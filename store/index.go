@@ -38,6 +38,9 @@ var (
 	kIxLegacyLo   = []byte("ixlegacylo")   // first id of the range to backfill
 	kIxLegacyNext = []byte("ixlegacynext") // backfill has indexed the ids below this
 	kIxLegacyHi   = []byte("ixlegacyhi")   // last id of the range to backfill
+	// Sessions of the backfill range when it began, and those indexed so far (progress).
+	kIxLegacyTotal = []byte("ixlegacytotal")
+	kIxLegacyDone  = []byte("ixlegacydone")
 )
 
 // Segment bounds (variables for tests, which use small segments).
@@ -520,8 +523,9 @@ func evictIndex(b *buckets, last session.ID) error {
 	return nil
 }
 
-// resetIndex empties the index and starts a backfill of the ids lo..hi (none when hi < lo).
-func resetIndex(tx *bolt.Tx, lo, hi uint64) error {
+// resetIndex empties the index and starts a backfill of the ids lo..hi (none when hi < lo)
+// of which there are total sessions.
+func resetIndex(tx *bolt.Tx, lo, hi, total uint64) error {
 	for _, name := range ixBuckets {
 		if tx.Bucket(name) != nil {
 			if err := tx.DeleteBucket(name); err != nil {
@@ -532,7 +536,8 @@ func resetIndex(tx *bolt.Tx, lo, hi uint64) error {
 			return err
 		}
 	}
-	return putMeta(tx.Bucket(bMeta), kIxSeq, 0, kIxLegacyLo, lo, kIxLegacyNext, lo, kIxLegacyHi, hi)
+	return putMeta(tx.Bucket(bMeta), kIxSeq, 0, kIxLegacyLo, lo, kIxLegacyNext, lo, kIxLegacyHi, hi,
+		kIxLegacyTotal, total, kIxLegacyDone, 0)
 }
 
 // migrate3to4: schema 4 adds the body index. The sessions already stored are indexed in
@@ -545,7 +550,7 @@ func migrate3to4(tx *bolt.Tx) error {
 	} else {
 		hi = 0
 	}
-	if err := resetIndex(tx, lo, hi); err != nil {
+	if err := resetIndex(tx, lo, hi, u64(meta.Get(kCount))); err != nil {
 		return err
 	}
 	return meta.Put(kVersion, u64Bytes(4))
@@ -585,7 +590,10 @@ func indexStatusTx(tx *bolt.Tx) IndexStatus {
 	st := IndexStatus{Available: true, Percent: 100, Segments: u64(meta.Get(kIxSeq))}
 	if next <= hi && hi >= lo {
 		st.Building = true
-		st.Percent = int((next - lo) * 100 / (hi - lo + 1))
+		st.Percent = 99
+		if total := u64(meta.Get(kIxLegacyTotal)); total > 0 {
+			st.Percent = int(min(99, u64(meta.Get(kIxLegacyDone))*100/total))
+		}
 	}
 	return st
 }
@@ -692,6 +700,9 @@ func scanIndexed(tx *bolt.Tx, q Query, plan ixPlan, emit func(*session.Summary) 
 	return nil
 }
 
+// backfillHook, when set (tests), runs after each backfill transaction.
+var backfillHook func()
+
 // backfill indexes the sessions of the backfill range (ixlegacynext..ixlegacyhi) in
 // segments, each written with the advance of ixlegacynext in one transaction, so a kill
 // leaves a consistent index and the next Open resumes. It stops when stop closes.
@@ -751,12 +762,15 @@ func backfill(view, update func(func(*bolt.Tx) error) error, stop <-chan struct{
 			if cur := u64(meta.Get(kIxLegacyNext)); cur > next || u64(meta.Get(kIxLegacyHi)) != hi {
 				return nil // retention or a Clear moved on meanwhile
 			}
-			return meta.Put(kIxLegacyNext, u64Bytes(next))
+			return putMeta(meta, kIxLegacyNext, next, kIxLegacyDone, u64(meta.Get(kIxLegacyDone))+uint64(len(b.ids)))
 		})
 		if err != nil {
 			return err
 		}
 		b.clear()
+		if backfillHook != nil {
+			backfillHook()
+		}
 		if done {
 			return nil
 		}

@@ -59,7 +59,7 @@ func ixSession(t testing.TB, r *rand.Rand, id session.ID) *session.Session {
 		if enc := []string{"", "", "gzip", "br", "zstd"}[r.IntN(5)]; enc != "" {
 			var err error
 			if d, err = content.Encode([]string{enc}, d); err != nil {
-				t.Fatal(err)
+				panic(err)
 			}
 			h.Set("Content-Encoding", enc)
 		}
@@ -261,7 +261,7 @@ func downgradeToV3(t *testing.T, path string) {
 			}
 		}
 		meta := tx.Bucket(bMeta)
-		for _, k := range [][]byte{kIxSeq, kIxLegacyLo, kIxLegacyNext, kIxLegacyHi} {
+		for _, k := range [][]byte{kIxSeq, kIxLegacyLo, kIxLegacyNext, kIxLegacyHi, kIxLegacyTotal, kIxLegacyDone} {
 			meta.Delete(k)
 		}
 		return meta.Put(kVersion, u64Bytes(3))

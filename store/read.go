@@ -344,7 +344,7 @@ func (s *Store) Clear() error {
 				return 0, 0, err
 			}
 		}
-		if err := resetIndex(tx, 1, 0); err != nil {
+		if err := resetIndex(tx, 1, 0, 0); err != nil {
 			return 0, 0, err
 		}
 		b.ix.reset = true

@@ -157,7 +157,7 @@ func validate(tx *bolt.Tx) error {
 	}
 	if v >= 4 {
 		want = append(slices.Clip(want), ixBuckets...)
-		for _, k := range [][]byte{kIxSeq, kIxLegacyLo, kIxLegacyNext, kIxLegacyHi} {
+		for _, k := range [][]byte{kIxSeq, kIxLegacyLo, kIxLegacyNext, kIxLegacyHi, kIxLegacyTotal, kIxLegacyDone} {
 			if len(meta.Get(k)) != 8 {
 				return fmt.Errorf("%w: meta key %q missing or malformed", ErrCorrupt, k)
 			}

@@ -749,7 +749,7 @@ func (s *Store) Compact(dst string) error {
 			} else {
 				hi = 0
 			}
-			if err := resetIndex(tx, lo, hi); err != nil {
+			if err := resetIndex(tx, lo, hi, u64(meta.Get(kCount))); err != nil {
 				return err
 			}
 			return meta.Put(kClean, u64Bytes(1))
