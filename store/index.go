@@ -52,6 +52,7 @@ var (
 
 const (
 	segFormat = 1
+	dirEntry  = 8 // bytes per directory entry
 	// backfillStep bounds the sessions read in one read transaction of the backfill, so
 	// the writer (which waits for readers when the file grows) is never held up for long.
 	backfillStep = 256
@@ -72,7 +73,30 @@ func lowerASCIIByte(c byte) byte {
 	return c
 }
 
-// ixBuilder gathers the trigrams of sessions for the next segment.
+// Grams: trigrams of ASCII-lower-cased bytes (0 … 1<<24-1), and, since trigrams of digits
+// are in nearly every body and narrow a number (body:12345) little, digit grams: every
+// five consecutive digits of a run of digits, 1<<24 | their value.
+const (
+	digitGram = 1 << 24
+	gramSpace = digitGram + 100000
+)
+
+// digitGrams calls gram with the digit grams of p.
+func digitGrams(p []byte, gram func(uint32)) {
+	run, v := 0, uint32(0)
+	for _, c := range p {
+		if c < '0' || c > '9' {
+			run, v = 0, 0
+			continue
+		}
+		v = (v*10 + uint32(c-'0')) % 100000
+		if run++; run >= 5 {
+			gram(digitGram | v)
+		}
+	}
+}
+
+// ixBuilder gathers the grams of sessions for the next segment.
 type ixBuilder struct {
 	ids   []session.ID
 	pairs []uint64 // trigram<<32 | index into ids; one per distinct trigram of a session
@@ -101,7 +125,7 @@ func (b *ixBuilder) clear() {
 // add gathers the trigrams of ss under id.
 func (b *ixBuilder) add(id session.ID, ss *session.Session) {
 	if b.seen == nil {
-		b.seen = make([]uint64, 1<<24/64)
+		b.seen = make([]uint64, (gramSpace+63)/64)
 	}
 	local := uint64(len(b.ids))
 	b.ids = append(b.ids, id)
@@ -110,17 +134,21 @@ func (b *ixBuilder) add(id session.ID, ss *session.Session) {
 		if len(p) < 3 {
 			return false
 		}
-		t := uint32(asciiLower[p[0]])<<8 | uint32(asciiLower[p[1]])
-		for _, c := range p[2:] {
-			t = (t<<8 | uint32(asciiLower[c])) & 0xFFFFFF
+		gram := func(t uint32) {
 			w, m := &b.seen[t>>6], uint64(1)<<(t&63)
 			if *w&m != 0 {
-				continue
+				return
 			}
 			*w |= m
 			b.touch = append(b.touch, t)
 			b.pairs = append(b.pairs, uint64(t)<<32|local)
 		}
+		t := uint32(asciiLower[p[0]])<<8 | uint32(asciiLower[p[1]])
+		for _, c := range p[2:] {
+			t = (t<<8 | uint32(asciiLower[c])) & 0xFFFFFF
+			gram(t)
+		}
+		digitGrams(p, gram)
 		return false
 	})
 	for _, t := range b.touch {
@@ -133,7 +161,7 @@ func (b *ixBuilder) add(id session.ID, ss *session.Session) {
 //
 //	byte format (1) ‖ uvarint n ids ‖ uvarint n trigrams ‖ uvarint length of the id table
 //	‖ id table: n zig-zag varint deltas (ids in the order added)
-//	‖ directory: per trigram, ascending, 3 bytes trigram ‖ uint32 LE end of its postings
+//	‖ directory: per gram, ascending, uint32 LE gram ‖ uint32 LE end of its postings
 //	‖ postings: per trigram, uvarint deltas of ascending indexes into the id table (+1)
 func (b *ixBuilder) encodeSegment() (blob []byte, lo, hi session.ID) {
 	slices.Sort(b.pairs)
@@ -151,14 +179,14 @@ func (b *ixBuilder) encodeSegment() (blob []byte, lo, hi session.ID) {
 			ntri++
 		}
 	}
-	blob = make([]byte, 0, 16+len(idTab)+7*ntri+len(b.pairs)*2)
+	blob = make([]byte, 0, 16+len(idTab)+dirEntry*ntri+len(b.pairs)*2)
 	blob = append(blob, segFormat)
 	blob = binary.AppendUvarint(blob, uint64(len(b.ids)))
 	blob = binary.AppendUvarint(blob, uint64(ntri))
 	blob = binary.AppendUvarint(blob, uint64(len(idTab)))
 	blob = append(blob, idTab...)
 	dir := len(blob)
-	blob = blob[:dir+7*ntri]
+	blob = blob[:dir+dirEntry*ntri]
 	post := len(blob)
 	j := 0
 	last := int64(-1)
@@ -170,9 +198,9 @@ func (b *ixBuilder) encodeSegment() (blob []byte, lo, hi session.ID) {
 		blob = binary.AppendUvarint(blob, uint64(local-last))
 		last = local
 		if i == len(b.pairs)-1 || uint32(b.pairs[i+1]>>32) != tri {
-			e := blob[dir+7*j:]
-			e[0], e[1], e[2] = byte(tri>>16), byte(tri>>8), byte(tri)
-			binary.LittleEndian.PutUint32(e[3:], uint32(len(blob)-post))
+			e := blob[dir+dirEntry*j:]
+			binary.LittleEndian.PutUint32(e, tri)
+			binary.LittleEndian.PutUint32(e[4:], uint32(len(blob)-post))
 			j++
 		}
 	}
@@ -203,20 +231,20 @@ func openSegment(blob []byte) (segment, error) {
 		v[i], p = x, p[k:]
 	}
 	n, ntri, idLen := v[0], v[1], v[2]
-	if idLen > uint64(len(p)) || ntri*7 > uint64(len(p))-idLen {
+	if idLen > uint64(len(p)) || ntri > uint64(len(p)) || ntri*dirEntry > uint64(len(p))-idLen {
 		return segment{}, errBadSegment
 	}
-	return segment{n: int(n), ids: p[:idLen], dir: p[idLen : idLen+7*ntri], post: p[idLen+7*ntri:]}, nil
+	return segment{n: int(n), ids: p[:idLen], dir: p[idLen : idLen+dirEntry*ntri], post: p[idLen+dirEntry*ntri:]}, nil
 }
 
 // posting returns the encoded posting list of tri, nil when the segment lacks it.
 func (sg segment) posting(tri uint32) []byte {
-	n := len(sg.dir) / 7
+	n := len(sg.dir) / dirEntry
 	lo, hi := 0, n
 	for lo < hi {
 		m := (lo + hi) / 2
-		e := sg.dir[7*m:]
-		t := uint32(e[0])<<16 | uint32(e[1])<<8 | uint32(e[2])
+		e := sg.dir[dirEntry*m:]
+		t := binary.LittleEndian.Uint32(e)
 		switch {
 		case t < tri:
 			lo = m + 1
@@ -225,9 +253,9 @@ func (sg segment) posting(tri uint32) []byte {
 		default:
 			start := uint32(0)
 			if m > 0 {
-				start = binary.LittleEndian.Uint32(sg.dir[7*m-4:])
+				start = binary.LittleEndian.Uint32(sg.dir[dirEntry*m-4:])
 			}
-			end := binary.LittleEndian.Uint32(e[3:])
+			end := binary.LittleEndian.Uint32(e[4:])
 			if start > end || int(end) > len(sg.post) {
 				return nil
 			}
@@ -345,6 +373,8 @@ func needleTrigrams(n string) []uint32 {
 	for i := 0; i+3 <= len(n); i++ {
 		out = append(out, uint32(asciiLower[n[i]])<<16|uint32(asciiLower[n[i+1]])<<8|uint32(asciiLower[n[i+2]]))
 	}
+	// The needle's runs of five digits or more are inside runs of the text where it occurs.
+	digitGrams([]byte(n), func(g uint32) { out = append(out, g) })
 	slices.Sort(out)
 	return slices.Compact(out)
 }
@@ -428,13 +458,67 @@ func ixPut(b *buckets, key []byte, ss *session.Session) error {
 	if b.pending == nil {
 		return nil
 	}
-	if err := b.pending.Put(key, nil); err != nil {
-		return err
+	if b.ix == nil {
+		return b.pending.Put(key, nil) // grams unknown: searches confirm it on the record
 	}
-	if b.ix != nil {
-		b.ix.add(ss.ID, indexSource(ss))
+	from := len(b.ix.pairs)
+	b.ix.add(ss.ID, indexSource(ss))
+	// The session's grams go with its pending key, so searches test pending sessions
+	// without loading them: sorted, as uvarint deltas.
+	grams := b.ix.pairs[from:]
+	b.scratchGrams = b.scratchGrams[:0]
+	for _, p := range grams {
+		b.scratchGrams = append(b.scratchGrams, uint32(p>>32))
 	}
-	return nil
+	slices.Sort(b.scratchGrams)
+	v := b.encode(func(dst []byte) []byte {
+		prev := uint32(0)
+		for _, g := range b.scratchGrams {
+			dst = binary.AppendUvarint(dst, uint64(g-prev))
+			prev = g
+		}
+		return dst
+	})
+	return b.pending.Put(key, v)
+}
+
+// pendingMatch reports whether the grams of a pending session (its ixpending value)
+// satisfy plan; a session without grams (empty value) may match.
+func pendingMatch(v []byte, plan ixPlan, grams []uint32) ([]uint32, bool) {
+	if len(v) == 0 {
+		return grams, true
+	}
+	grams = grams[:0]
+	g := uint64(0)
+	for len(v) > 0 {
+		d, k := binary.Uvarint(v)
+		if k <= 0 {
+			return grams, true // unreadable: let the record decide
+		}
+		v = v[k:]
+		g += d
+		grams = append(grams, uint32(g))
+	}
+	for _, clause := range plan {
+		ok := false
+		for _, needle := range clause {
+			all := true
+			for _, t := range needle {
+				if _, found := slices.BinarySearch(grams, t); !found {
+					all = false
+					break
+				}
+			}
+			if all {
+				ok = true
+				break
+			}
+		}
+		if !ok {
+			return grams, false
+		}
+	}
+	return grams, true
 }
 
 // ixFlush writes the writer's builder as a segment when it is full (or force and not
@@ -645,18 +729,25 @@ func candidates(tx *bolt.Tx, q Query, plan ixPlan) ([]session.ID, error) {
 			}
 		}
 	}
-	walk := func(bk *bolt.Bucket, from, to uint64) {
+	var grams []uint32
+	walk := func(bk *bolt.Bucket, from, to uint64, test bool) {
 		pc := bk.Cursor()
-		for k, _ := pc.Seek(idKey(session.ID(from))); k != nil && len(k) == 8 && uint64(keyID(k)) <= to; k, _ = pc.Next() {
+		for k, v := pc.Seek(idKey(session.ID(from))); k != nil && len(k) == 8 && uint64(keyID(k)) <= to; k, v = pc.Next() {
 			if id := keyID(k); in(id) {
+				if test {
+					var ok bool
+					if grams, ok = pendingMatch(v, plan, grams); !ok {
+						continue
+					}
+				}
 				out = append(out, id)
 			}
 		}
 	}
-	walk(tx.Bucket(bIxPending), uint64(q.After)+1, ^uint64(0))
+	walk(tx.Bucket(bIxPending), uint64(q.After)+1, ^uint64(0), true)
 	meta := tx.Bucket(bMeta)
 	if next, hi := u64(meta.Get(kIxLegacyNext)), u64(meta.Get(kIxLegacyHi)); next <= hi {
-		walk(tx.Bucket(bSummaries), max(next, uint64(q.After)+1), hi)
+		walk(tx.Bucket(bSummaries), max(next, uint64(q.After)+1), hi, false)
 	}
 	slices.Sort(out)
 	return slices.Compact(out), nil
