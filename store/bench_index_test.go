@@ -306,4 +306,3 @@ func BenchmarkIndexIngestPaced(b *testing.B) {
 		s.Close()
 	}
 }
-

@@ -763,6 +763,9 @@ func scanIndexed(tx *bolt.Tx, q Query, plan ixPlan, emit func(*session.Summary) 
 	sums := tx.Bucket(bSummaries)
 	var sum session.Summary
 	for i := range ids {
+		if err := q.cancelled(i); err != nil {
+			return err
+		}
 		id := ids[i]
 		if q.Newest {
 			id = ids[len(ids)-1-i]

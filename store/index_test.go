@@ -1,6 +1,8 @@
 package store
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
@@ -352,5 +354,27 @@ func TestSegmentRejectsGarbage(t *testing.T) {
 	s = openTest(t, path, Options{ReadOnly: true})
 	if _, err := s.List(Query{Filter: filter.MustParse("body:alpha")}); err == nil || !strings.Contains(err.Error(), "damaged") {
 		t.Fatalf("damaged segment: %v", err)
+	}
+}
+
+// TestListContextCancel: a search whose context is done ends with its error.
+func TestListContextCancel(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	s := openTest(t, filepath.Join(t.TempDir(), "sessions.db"), Options{})
+	for i := 0; i < 200; i++ {
+		putAll(t, s, ixSession(t, r, s.NextID()))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	if got, err := s.ListContext(ctx, Query{Filter: filter.MustParse("body:alpha"), Limit: 10}); err != nil || len(got) == 0 {
+		t.Fatalf("live context: %d results, %v", len(got), err)
+	}
+	cancel()
+	for _, expr := range []string{"body:alpha", "body:al", "status:200"} {
+		if _, err := s.ListContext(ctx, Query{Filter: filter.MustParse(expr)}); !errors.Is(err, context.Canceled) {
+			t.Fatalf("%s with a cancelled context: %v", expr, err)
+		}
+		if _, err := s.CountContext(ctx, filter.MustParse(expr)); !errors.Is(err, context.Canceled) {
+			t.Fatalf("count %s with a cancelled context: %v", expr, err)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -76,6 +77,8 @@ type Query struct {
 	Before session.ID   // only ids < Before (0: no bound)
 	Limit  int          // 0: no limit
 	Newest bool         // newest first instead of oldest first
+
+	ctx context.Context // ListContext, CountContext: a walk ends with ctx.Err() once done
 }
 
 // Stats are the store's counters.
