@@ -1,9 +1,11 @@
 package filter
 
 import (
+	"bytes"
 	"net/http"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"inspector/engine/content"
 	"inspector/engine/session"
@@ -171,4 +173,84 @@ func bodyPred(n fold) func(*session.Summary, *session.Session) bool {
 		}
 		return sessionBodies(s, n.inBytes)
 	}
+}
+
+// Snippet is where a text: needle occurs in a session, for a search result row.
+type Snippet struct {
+	Part       string // "url", "header", "request body", "response body" or "message"
+	Text       string // up to the width asked for around the match, valid UTF-8
+	Start, End int    // the match within Text
+}
+
+// FindSnippet returns the first place needle occurs (ignoring case, as text: matches) in
+// the pieces text: searches, in SessionText's order, with about width bytes of context;
+// ok is false when it does not occur.
+func FindSnippet(s *session.Session, needle string, width int) (sn Snippet, ok bool) {
+	n := newFold(needle)
+	if n.lower == "" {
+		return sn, false
+	}
+	try := func(part string, p []byte) bool {
+		i := n.index(p)
+		if i < 0 {
+			return false
+		}
+		end := i + len(n.lower)
+		lo, hi := max(0, i-width/2), min(len(p), end+width/2)
+		for lo > 0 && lo < len(p) && !utf8.RuneStart(p[lo]) {
+			lo--
+		}
+		for hi < len(p) && !utf8.RuneStart(p[hi]) {
+			hi++
+		}
+		sn = Snippet{Part: part, Text: string(p[lo:hi]), Start: i - lo, End: min(end, hi) - lo}
+		return true
+	}
+	if try("url", []byte(s.Request.URL)) {
+		return sn, true
+	}
+	hs := [4]http.Header{s.Request.Header, s.Request.Trailer}
+	if s.Response != nil {
+		hs[2], hs[3] = s.Response.Header, s.Response.Trailer
+	}
+	for _, h := range hs {
+		for _, k := range sortedKeys(h) {
+			for _, v := range h[k] {
+				if try("header", []byte(k+": "+v)) {
+					return sn, true
+				}
+			}
+		}
+	}
+	if b := SearchableBody(s.Request.Body.Data, s.Request.Header); b != nil && try("request body", b) {
+		return sn, true
+	}
+	if s.Response != nil {
+		if b := SearchableBody(s.Response.Body.Data, s.Response.Header); b != nil && try("response body", b) {
+			return sn, true
+		}
+	}
+	found := SearchableMessages(s.Messages, func(d []byte) bool { return try("message", d) })
+	return sn, found
+}
+
+// index is the byte offset of the needle in b (case-insensitive), or -1. For needles
+// with non-ASCII letters the offset is in the lower-cased text, which may differ in
+// length from b; the snippet is then approximate.
+func (f fold) index(b []byte) int {
+	if !f.ascii {
+		i := bytes.Index(bytes.ToLower(b), []byte(f.lower))
+		return min(i, max(len(b)-len(f.lower), -1))
+	}
+	n := f.lower
+outer:
+	for i := 0; i+len(n) <= len(b); i++ {
+		for j := 0; j < len(n); j++ {
+			if lowerASCII(b[i+j]) != n[j] {
+				continue outer
+			}
+		}
+		return i
+	}
+	return -1
 }

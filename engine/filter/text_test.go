@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"net/http"
 	"reflect"
+	"strings"
 	"testing"
 
 	"inspector/engine/session"
@@ -50,5 +51,32 @@ func TestSearchableBodyCap(t *testing.T) {
 	s.Messages = []session.Message{{Opcode: 1, Data: bytes.Repeat([]byte("b"), MaxSearchBody)}, {Opcode: 1, Data: []byte("later")}}
 	if MustParse("body:later").Match(s) {
 		t.Fatal("a message beyond the cap matched")
+	}
+}
+
+func TestFindSnippet(t *testing.T) {
+	body := strings.Repeat("x", 100) + "the NEEDLE here" + strings.Repeat("y", 100)
+	s := &session.Session{ID: 1, Request: session.Request{Method: "GET", URL: "http://h/path",
+		Header: http.Header{"X-A": {"alpha"}}},
+		Response: &session.Response{Status: 200, Header: http.Header{"Content-Type": {"text/plain"}}, Body: session.Body{Data: []byte(body)}}}
+	sn, ok := FindSnippet(s, "needle", 20)
+	if !ok || sn.Part != "response body" || !strings.EqualFold(sn.Text[sn.Start:sn.End], "needle") || len(sn.Text) > 20+6 {
+		t.Fatalf("snippet %+v, %v", sn, ok)
+	}
+	if sn, ok := FindSnippet(s, "x-a: al", 10); !ok || sn.Part != "header" || sn.Text[sn.Start:sn.End] != "X-A: al" {
+		t.Fatalf("header snippet %+v, %v", sn, ok)
+	}
+	if sn, ok := FindSnippet(s, "PATH", 10); !ok || sn.Part != "url" || sn.Text[sn.Start:sn.End] != "path" {
+		t.Fatalf("url snippet %+v, %v", sn, ok)
+	}
+	if _, ok := FindSnippet(s, "absent", 10); ok {
+		t.Fatal("found an absent needle")
+	}
+	// Agrees with text: on every needle tried.
+	for _, nd := range []string{"needle", "alpha", "http://h", "zzz", "ere yyy"} {
+		_, ok := FindSnippet(s, nd, 10)
+		if m := MustParse(`text:"` + nd + `"`).Match(s); m != ok {
+			t.Fatalf("%q: snippet %v, text: %v", nd, ok, m)
+		}
 	}
 }
