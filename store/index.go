@@ -47,7 +47,7 @@ var (
 var (
 	segTextMax     = 8 << 20 // text bytes per segment
 	segSessionsMax = 8192    // sessions per segment
-	segPairsMax    = 4 << 20 // (trigram, session) pairs per segment: bounds the builder's memory
+	segPairsMax    = 2 << 20 // (gram, session) pairs per segment: bounds the builder's memory (2 × 16 MiB)
 )
 
 const (
@@ -99,7 +99,8 @@ func digitGrams(p []byte, gram func(uint32)) {
 // ixBuilder gathers the grams of sessions for the next segment.
 type ixBuilder struct {
 	ids   []session.ID
-	pairs []uint64 // trigram<<32 | index into ids; one per distinct trigram of a session
+	pairs []uint64 // gram<<32 | index into ids; one per distinct gram of a session
+	sortb []uint64 // radix sort buffer
 	text  int
 	seen  []uint64 // bit set of trigrams seen in the current session
 	touch []uint32 // trigrams set in seen, to clear it
@@ -164,7 +165,7 @@ func (b *ixBuilder) add(id session.ID, ss *session.Session) {
 //	‖ directory: per gram, ascending, uint32 LE gram ‖ uint32 LE end of its postings
 //	‖ postings: per trigram, uvarint deltas of ascending indexes into the id table (+1)
 func (b *ixBuilder) encodeSegment() (blob []byte, lo, hi session.ID) {
-	slices.Sort(b.pairs)
+	b.sortPairs()
 	var idTab []byte
 	prev := int64(0)
 	lo, hi = b.ids[0], b.ids[0]
@@ -205,6 +206,34 @@ func (b *ixBuilder) encodeSegment() (blob []byte, lo, hi session.ID) {
 		}
 	}
 	return blob, lo, hi
+}
+
+// sortPairs sorts the pairs by gram, and by session within a gram: pairs are added session
+// by session, so a stable sort by gram is enough, two passes of a radix sort on 13 bits.
+func (b *ixBuilder) sortPairs() {
+	if cap(b.sortb) < len(b.pairs) {
+		b.sortb = make([]uint64, len(b.pairs))
+	}
+	src, dst := b.pairs, b.sortb[:len(b.pairs)]
+	var count [1 << 13]int
+	for _, shift := range []uint{32, 45} {
+		clear(count[:])
+		for _, p := range src {
+			count[(p>>shift)&(1<<13-1)]++
+		}
+		sum := 0
+		for i, c := range count {
+			count[i] = sum
+			sum += c
+		}
+		for _, p := range src {
+			d := (p >> shift) & (1<<13 - 1)
+			dst[count[d]] = p
+			count[d]++
+		}
+		src, dst = dst, src
+	}
+	// Two passes: the sorted pairs are back in b.pairs.
 }
 
 // segment is a decoded view of a segment blob (no copy: valid during its transaction).
@@ -463,48 +492,53 @@ func ixPut(b *buckets, key []byte, ss *session.Session) error {
 	}
 	from := len(b.ix.pairs)
 	b.ix.add(ss.ID, indexSource(ss))
-	// The session's grams go with its pending key, so searches test pending sessions
-	// without loading them: sorted, as uvarint deltas.
+	// The session's grams go with its pending key as a Bloom filter (about a byte per
+	// gram, 3 probes: a few percent false positives, confirmed on the record), so
+	// searches test pending sessions without loading them.
 	grams := b.ix.pairs[from:]
-	b.scratchGrams = b.scratchGrams[:0]
-	for _, p := range grams {
-		b.scratchGrams = append(b.scratchGrams, uint32(p>>32))
+	size := 8
+	for size < len(grams) {
+		size *= 2
 	}
-	slices.Sort(b.scratchGrams)
-	v := b.encode(func(dst []byte) []byte {
-		prev := uint32(0)
-		for _, g := range b.scratchGrams {
-			dst = binary.AppendUvarint(dst, uint64(g-prev))
-			prev = g
+	v := b.hold(size)
+	clear(v)
+	for _, p := range grams {
+		h := gramHash(uint32(p >> 32))
+		for k := 0; k < 3; k++ {
+			bit := (h >> (21 * k)) & uint64(size*8-1)
+			v[bit>>3] |= 1 << (bit & 7)
 		}
-		return dst
-	})
+	}
 	return b.pending.Put(key, v)
 }
 
-// pendingMatch reports whether the grams of a pending session (its ixpending value)
-// satisfy plan; a session without grams (empty value) may match.
-func pendingMatch(v []byte, plan ixPlan, grams []uint32) ([]uint32, bool) {
-	if len(v) == 0 {
-		return grams, true
+func gramHash(g uint32) uint64 {
+	x := uint64(g) * 0x9E3779B97F4A7C15
+	return x ^ x>>29
+}
+
+// pendingMatch reports whether the grams of a pending session (its ixpending value, a
+// Bloom filter) may satisfy plan; a session without grams (empty value) may match.
+func pendingMatch(v []byte, plan ixPlan) bool {
+	if len(v) < 8 || len(v)&(len(v)-1) != 0 {
+		return true // no grams (or not a filter): the record decides
 	}
-	grams = grams[:0]
-	g := uint64(0)
-	for len(v) > 0 {
-		d, k := binary.Uvarint(v)
-		if k <= 0 {
-			return grams, true // unreadable: let the record decide
+	has := func(g uint32) bool {
+		h := gramHash(g)
+		for k := 0; k < 3; k++ {
+			bit := (h >> (21 * k)) & uint64(len(v)*8-1)
+			if v[bit>>3]&(1<<(bit&7)) == 0 {
+				return false
+			}
 		}
-		v = v[k:]
-		g += d
-		grams = append(grams, uint32(g))
+		return true
 	}
 	for _, clause := range plan {
 		ok := false
 		for _, needle := range clause {
 			all := true
 			for _, t := range needle {
-				if _, found := slices.BinarySearch(grams, t); !found {
+				if !has(t) {
 					all = false
 					break
 				}
@@ -515,10 +549,10 @@ func pendingMatch(v []byte, plan ixPlan, grams []uint32) ([]uint32, bool) {
 			}
 		}
 		if !ok {
-			return grams, false
+			return false
 		}
 	}
-	return grams, true
+	return true
 }
 
 // ixFlush writes the writer's builder as a segment when it is full (or force and not
@@ -627,6 +661,14 @@ func resetIndex(tx *bolt.Tx, lo, hi, total uint64) error {
 // migrate3to4: schema 4 adds the body index. The sessions already stored are indexed in
 // the background (backfill) from the next writable Open on.
 func migrate3to4(tx *bolt.Tx) error {
+	if err := reindexAll(tx); err != nil {
+		return err
+	}
+	return tx.Bucket(bMeta).Put(kVersion, u64Bytes(4))
+}
+
+// reindexAll empties the index and makes every stored session the backfill range.
+func reindexAll(tx *bolt.Tx) error {
 	meta := tx.Bucket(bMeta)
 	lo, hi := uint64(1), u64(meta.Get(kCommitted))
 	if k, _ := tx.Bucket(bSummaries).Cursor().First(); k != nil {
@@ -634,10 +676,7 @@ func migrate3to4(tx *bolt.Tx) error {
 	} else {
 		hi = 0
 	}
-	if err := resetIndex(tx, lo, hi, u64(meta.Get(kCount))); err != nil {
-		return err
-	}
-	return meta.Put(kVersion, u64Bytes(4))
+	return resetIndex(tx, lo, hi, u64(meta.Get(kCount)))
 }
 
 // IndexStatus is the state of the body index.
@@ -695,16 +734,16 @@ func (s *Store) IndexStatus() IndexStatus {
 	return st
 }
 
-// candidates returns the ids that may match plan, within q's bounds, ascending, deduped:
-// from the segments, the pending sessions and the backfill range not indexed yet.
-func candidates(tx *bolt.Tx, q Query, plan ixPlan) ([]session.ID, error) {
-	in := func(id session.ID) bool {
-		return (q.After == 0 || id > q.After) && (q.Before == 0 || id < q.Before)
-	}
-	var out []session.ID
-	var idTab []session.ID
-	var scratch []uint32
-	data := tx.Bucket(bIxData)
+// segRef is a segment a query visits: its key and id range.
+type segRef struct {
+	key    []byte
+	lo, hi session.ID
+}
+
+// querySegments lists the segments whose id range meets q's bounds, in the order q walks
+// them: by highest id descending (Newest) or by lowest id ascending.
+func querySegments(tx *bolt.Tx, q Query) ([]segRef, error) {
+	var out []segRef
 	c := tx.Bucket(bIxSegs).Cursor()
 	for k, v := c.First(); k != nil; k, v = c.Next() {
 		if len(v) < 16 {
@@ -714,31 +753,62 @@ func candidates(tx *bolt.Tx, q Query, plan ixPlan) ([]session.ID, error) {
 		if q.After != 0 && hi <= q.After || q.Before != 0 && lo >= q.Before {
 			continue
 		}
-		sg, err := openSegment(data.Get(k))
-		if err != nil {
-			return nil, fmt.Errorf("%w: index segment %d: %v", ErrCorrupt, u64(k), err)
-		}
-		locals := sg.match(plan, scratch)
-		if len(locals) == 0 {
-			continue
-		}
-		idTab = sg.idTable(idTab[:0])
-		for _, l := range locals {
-			if int(l) < len(idTab) && in(idTab[l]) {
-				out = append(out, idTab[l])
-			}
+		out = append(out, segRef{key: k, lo: lo, hi: hi})
+	}
+	if q.Newest {
+		slices.SortFunc(out, func(a, b segRef) int { return cmpID(b.hi, a.hi) })
+	} else {
+		slices.SortFunc(out, func(a, b segRef) int { return cmpID(a.lo, b.lo) })
+	}
+	return out, nil
+}
+
+func cmpID(a, b session.ID) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// inQuery reports whether id is within q's bounds.
+func inQuery(q *Query, id session.ID) bool {
+	return (q.After == 0 || id > q.After) && (q.Before == 0 || id < q.Before)
+}
+
+// segmentCandidates appends the ids of segment ref that may match plan, within q's
+// bounds, to dst, sorted.
+func segmentCandidates(tx *bolt.Tx, q *Query, ref segRef, plan ixPlan, dst []session.ID, idTab *[]session.ID) ([]session.ID, error) {
+	sg, err := openSegment(tx.Bucket(bIxData).Get(ref.key))
+	if err != nil {
+		return nil, fmt.Errorf("%w: index segment %d: %v", ErrCorrupt, u64(ref.key), err)
+	}
+	locals := sg.match(plan, nil)
+	if len(locals) == 0 {
+		return dst, nil
+	}
+	*idTab = sg.idTable((*idTab)[:0])
+	for _, l := range locals {
+		if int(l) < len(*idTab) && inQuery(q, (*idTab)[l]) {
+			dst = append(dst, (*idTab)[l])
 		}
 	}
-	var grams []uint32
+	slices.Sort(dst)
+	return slices.Compact(dst), nil
+}
+
+// extraCandidates returns the ids outside the segments that may match plan, sorted: the
+// pending sessions whose grams match, and the whole backfill range not indexed yet.
+func extraCandidates(tx *bolt.Tx, q *Query, plan ixPlan) []session.ID {
+	var out []session.ID
 	walk := func(bk *bolt.Bucket, from, to uint64, test bool) {
 		pc := bk.Cursor()
 		for k, v := pc.Seek(idKey(session.ID(from))); k != nil && len(k) == 8 && uint64(keyID(k)) <= to; k, v = pc.Next() {
-			if id := keyID(k); in(id) {
-				if test {
-					var ok bool
-					if grams, ok = pendingMatch(v, plan, grams); !ok {
-						continue
-					}
+			if id := keyID(k); inQuery(q, id) {
+				if test && !pendingMatch(v, plan) {
+					continue
 				}
 				out = append(out, id)
 			}
@@ -750,45 +820,98 @@ func candidates(tx *bolt.Tx, q Query, plan ixPlan) ([]session.ID, error) {
 		walk(tx.Bucket(bSummaries), max(next, uint64(q.After)+1), hi, false)
 	}
 	slices.Sort(out)
-	return slices.Compact(out), nil
+	return slices.Compact(out)
 }
 
-// scanIndexed is scan for filters the index narrows: candidates in q's order, each
-// confirmed on its record.
+// mergeIDs merges two sorted id lists without duplicates.
+func mergeIDs(a, b []session.ID) []session.ID {
+	if len(b) == 0 {
+		return a
+	}
+	out := make([]session.ID, 0, len(a)+len(b))
+	i, j := 0, 0
+	for i < len(a) || j < len(b) {
+		switch {
+		case j == len(b) || i < len(a) && a[i] < b[j]:
+			out = append(out, a[i])
+			i++
+		case i == len(a) || b[j] < a[i]:
+			out = append(out, b[j])
+			j++
+		default:
+			out = append(out, a[i])
+			i++
+			j++
+		}
+	}
+	return out
+}
+
+// scanIndexed is scan for filters the index narrows. It visits the segments in q's order
+// and confirms each candidate on its record as soon as no segment left can hold an id
+// before it, so a first page of a common token reads only the newest (or oldest)
+// segments.
 func scanIndexed(tx *bolt.Tx, q Query, plan ixPlan, emit func(*session.Summary) bool) error {
-	ids, err := candidates(tx, q, plan)
+	segs, err := querySegments(tx, q)
 	if err != nil {
 		return err
 	}
+	cand := extraCandidates(tx, &q, plan) // sorted ascending
 	sums := tx.Bucket(bSummaries)
 	var sum session.Summary
-	for i := range ids {
-		if err := q.cancelled(i); err != nil {
-			return err
+	var idTab, segIDs []session.ID
+	steps := 0
+	// confirm loads id and emits it if it matches; it reports false when the walk ends.
+	confirm := func(id session.ID) (bool, error) {
+		if err := q.cancelled(steps); err != nil {
+			return false, err
 		}
-		id := ids[i]
-		if q.Newest {
-			id = ids[len(ids)-1-i]
-		}
+		steps++
 		v := sums.Get(idKey(id))
 		if v == nil {
-			continue // deleted: postings stay in old segments
+			return true, nil // deleted: postings stay in old segments
 		}
 		ss, err := loadSession(tx, id)
 		if errors.Is(err, ErrNotFound) {
-			continue
+			return true, nil
 		}
 		if err != nil {
-			return err
+			return false, err
 		}
 		if !q.Filter.Match(ss) {
-			continue
+			return true, nil
 		}
 		if _, err := decodeSummary(id, v, &sum, false); err != nil {
-			return fmt.Errorf("%w: %v", ErrCorrupt, err)
+			return false, fmt.Errorf("%w: %v", ErrCorrupt, err)
 		}
-		if !emit(&sum) {
-			break
+		return emit(&sum), nil
+	}
+	for i := 0; i <= len(segs); i++ {
+		if i < len(segs) {
+			if segIDs, err = segmentCandidates(tx, &q, segs[i], plan, segIDs[:0], &idTab); err != nil {
+				return err
+			}
+			cand = mergeIDs(cand, segIDs)
+		}
+		// Candidates no later segment can precede are final: confirm them in order.
+		for len(cand) > 0 {
+			var id session.ID
+			if q.Newest {
+				id = cand[len(cand)-1]
+				if i+1 < len(segs) && id <= segs[i+1].hi {
+					break
+				}
+				cand = cand[:len(cand)-1]
+			} else {
+				id = cand[0]
+				if i+1 < len(segs) && id >= segs[i+1].lo {
+					break
+				}
+				cand = cand[1:]
+			}
+			if more, err := confirm(id); err != nil || !more {
+				return err
+			}
 		}
 	}
 	return nil

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -70,18 +69,7 @@ func TestIndexCrashKill9(t *testing.T) {
 			mode, wait = "backfill", "seg"
 			downgradeToV3(t, path)
 		}
-		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), ixCrashChildEnv+"="+mode+":"+path)
-		var errBuf strings.Builder
-		cmd.Stderr = &errBuf
-		stdout, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		rd := bufio.NewReader(stdout)
+		cmd, rd, errBuf := startChild(t, ixCrashChildEnv+"="+mode+":"+path)
 		want := 1 + rand.IntN(25)
 		for n := 0; n < want; {
 			l, err := rd.ReadString('\n')

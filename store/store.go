@@ -746,13 +746,7 @@ func (s *Store) Compact(dst string) error {
 			if v, err := schemaVersion(tx); err != nil || v < 4 {
 				return err // a read-only store of an older schema: copied as it is
 			}
-			lo, hi := uint64(1), u64(meta.Get(kCommitted))
-			if k, _ := tx.Bucket(bSummaries).Cursor().First(); k != nil {
-				lo = uint64(keyID(k))
-			} else {
-				hi = 0
-			}
-			if err := resetIndex(tx, lo, hi, u64(meta.Get(kCount))); err != nil {
+			if err := reindexAll(tx); err != nil {
 				return err
 			}
 			return meta.Put(kClean, u64Bytes(1))

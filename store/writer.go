@@ -134,8 +134,6 @@ type buckets struct {
 	arena []byte
 	// scratch is a reused encoding buffer; its bytes are copied into the arena.
 	scratch []byte
-	// scratchGrams sorts a session's index grams (ixPut).
-	scratchGrams []uint32
 }
 
 // hold returns n bytes of the arena, valid until the transaction ends.
