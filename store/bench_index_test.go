@@ -23,7 +23,8 @@ import (
 // a tenth of them br or zstd encoded. They are gated by an environment variable because
 // the store takes minutes to build:
 //
-//	INSPECTOR_INDEX_BENCH_N=100000 go test ./store -run '^$' -bench BenchmarkBodyIndex -benchtime 10x -timeout 2h
+//	INSPECTOR_INDEX_BENCH_N=100000 go test ./store -run '^$' -bench BenchmarkBodyIndex -benchtime 5x -timeout 30m
+//	INSPECTOR_INDEX_BENCH_N=1000000 INSPECTOR_INDEX_BENCH_MAXKB=8 go test ./store -run '^$' -bench BenchmarkBodyIndex -benchtime 5x -timeout 1h
 //	INSPECTOR_INDEX_BENCH_INGEST_SECS=60 go test ./store -run '^$' -bench BenchmarkIndexIngestPaced -benchtime 1x
 //
 // See docs/perf.md for the figures.
@@ -158,7 +159,11 @@ func BenchmarkBodyIndex(b *testing.B) {
 	n := benchIndexN(b)
 	r := rand.New(rand.NewPCG(11, 12))
 	v := newBenchVocab(r, 20000)
-	pool := benchPool(b, r, v, 300, 1<<10, 200<<10)
+	maxKB := 200
+	if x, _ := strconv.Atoi(os.Getenv("INSPECTOR_INDEX_BENCH_MAXKB")); x > 0 {
+		maxKB = x
+	}
+	pool := benchPool(b, r, v, 300, 1<<10, maxKB<<10)
 	dir := b.TempDir()
 	if d := os.Getenv("INSPECTOR_INDEX_BENCH_DIR"); d != "" {
 		dir = d

@@ -209,17 +209,20 @@ func (b *ixBuilder) encodeSegment() (blob []byte, lo, hi session.ID) {
 }
 
 // sortPairs sorts the pairs by gram, and by session within a gram: pairs are added session
-// by session, so a stable sort by gram is enough, two passes of a radix sort on 13 bits.
+// by session, so a stable sort by gram is enough: a radix sort of the gram's 25 bits in
+// passes of 9, 8 and 8 bits (few buckets: the scattered writes stay in cache). The
+// sorted pairs end in b.pairs.
 func (b *ixBuilder) sortPairs() {
 	if cap(b.sortb) < len(b.pairs) {
 		b.sortb = make([]uint64, len(b.pairs))
 	}
 	src, dst := b.pairs, b.sortb[:len(b.pairs)]
-	var count [1 << 13]int
-	for _, shift := range []uint{32, 45} {
+	var count [1 << 9]int
+	for _, pass := range [][2]uint{{32, 9}, {41, 8}, {49, 8}} {
+		shift, mask := pass[0], uint64(1)<<pass[1]-1
 		clear(count[:])
 		for _, p := range src {
-			count[(p>>shift)&(1<<13-1)]++
+			count[(p>>shift)&mask]++
 		}
 		sum := 0
 		for i, c := range count {
@@ -227,13 +230,13 @@ func (b *ixBuilder) sortPairs() {
 			sum += c
 		}
 		for _, p := range src {
-			d := (p >> shift) & (1<<13 - 1)
+			d := (p >> shift) & mask
 			dst[count[d]] = p
 			count[d]++
 		}
 		src, dst = dst, src
 	}
-	// Two passes: the sorted pairs are back in b.pairs.
+	b.pairs, b.sortb = src, dst
 }
 
 // segment is a decoded view of a segment blob (no copy: valid during its transaction).

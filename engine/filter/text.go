@@ -28,6 +28,11 @@ func SearchableBody(data []byte, h http.Header) []byte {
 	if len(out) > MaxSearchBody {
 		out = out[:MaxSearchBody]
 	}
+	// A definite Content-Type decides without reading the bytes (Detect would, e.g. to
+	// tell GraphQL from other JSON, which does not matter here).
+	if k, ok := content.KindOfType(content.MediaType(h.Get("Content-Type"))); ok && k != content.KindImage {
+		return out
+	}
 	switch content.Detect(h, out) {
 	case content.KindImage, content.KindBinary, content.KindEmpty:
 		return nil
