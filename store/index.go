@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -345,8 +346,9 @@ func intersect(a, b []uint32) []uint32 {
 	return out
 }
 
-func union(a, b []uint32) []uint32 {
-	out := make([]uint32, 0, len(a)+len(b))
+// union merges two sorted lists without duplicates.
+func union[T cmp.Ordered](a, b []T) []T {
+	out := make([]T, 0, len(a)+len(b))
 	i, j := 0, 0
 	for i < len(a) || j < len(b) {
 		switch {
@@ -826,30 +828,6 @@ func extraCandidates(tx *bolt.Tx, q *Query, plan ixPlan) []session.ID {
 	return slices.Compact(out)
 }
 
-// mergeIDs merges two sorted id lists without duplicates.
-func mergeIDs(a, b []session.ID) []session.ID {
-	if len(b) == 0 {
-		return a
-	}
-	out := make([]session.ID, 0, len(a)+len(b))
-	i, j := 0, 0
-	for i < len(a) || j < len(b) {
-		switch {
-		case j == len(b) || i < len(a) && a[i] < b[j]:
-			out = append(out, a[i])
-			i++
-		case i == len(a) || b[j] < a[i]:
-			out = append(out, b[j])
-			j++
-		default:
-			out = append(out, a[i])
-			i++
-			j++
-		}
-	}
-	return out
-}
-
 // scanIndexed is scan for filters the index narrows. It visits the segments in q's order
 // and confirms each candidate on its record as soon as no segment left can hold an id
 // before it, so a first page of a common token reads only the newest (or oldest)
@@ -894,7 +872,9 @@ func scanIndexed(tx *bolt.Tx, q Query, plan ixPlan, emit func(*session.Summary) 
 			if segIDs, err = segmentCandidates(tx, &q, segs[i], plan, segIDs[:0], &idTab); err != nil {
 				return err
 			}
-			cand = mergeIDs(cand, segIDs)
+			if len(segIDs) > 0 {
+				cand = union(cand, segIDs)
+			}
 		}
 		// Candidates no later segment can precede are final: confirm them in order.
 		for len(cand) > 0 {
