@@ -23,6 +23,10 @@ func TestMain(m *testing.M) {
 		crashChild(p)
 		return
 	}
+	if p := os.Getenv(ixCrashChildEnv); p != "" {
+		ixCrashChild(p)
+		return
+	}
 	code := m.Run()
 	if millionDir != "" {
 		os.RemoveAll(millionDir)
@@ -79,18 +83,7 @@ func TestCrashKill9(t *testing.T) {
 	var maxAcked session.ID
 	const rounds = 24
 	for round := 0; round < rounds; round++ {
-		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), crashChildEnv+"="+path)
-		var errBuf strings.Builder
-		cmd.Stderr = &errBuf
-		stdout, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		r := bufio.NewReader(stdout)
+		cmd, r, errBuf := startChild(t, crashChildEnv+"="+path)
 		// Kill after a random number of acknowledged batches; 0 kills during start-up.
 		want := rand.IntN(30)
 		if round == 0 {
@@ -182,6 +175,24 @@ func TestCrashKill9(t *testing.T) {
 	if len(acked) == 0 {
 		t.Fatal("no session was acknowledged in any round")
 	}
+}
+
+// startChild starts this test binary as a child with env set, and returns it, its stdout
+// and what it writes on stderr.
+func startChild(t *testing.T, env string) (*exec.Cmd, *bufio.Reader, *strings.Builder) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), env)
+	errBuf := &strings.Builder{}
+	cmd.Stderr = errBuf
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd, bufio.NewReader(stdout), errBuf
 }
 
 // millionDir holds the generated 1,000,000-session store of the benchmarks, if built.

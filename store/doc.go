@@ -1,6 +1,6 @@
 // Package store keeps sessions in one bbolt file (DATA_DIR/sessions.db).
 //
-// # Schema (version 3)
+// # Schema (version 4)
 //
 // Every per-session key starts with the session id as 8 bytes big-endian, so cursors walk
 // in capture order and one session's keys are contiguous. New files use 16 KiB pages
@@ -8,13 +8,15 @@
 //
 //	sessions.db
 //	├── meta                         schema and counters (all values 8-byte big-endian)
-//	│   ├── "version"     → 3        schema version (see migrations in schema.go)
+//	│   ├── "version"     → 4        schema version (see migrations in schema.go)
 //	│   ├── "reserved"    → id       ids up to here may have been handed out (NextID reserves ahead)
 //	│   ├── "allocated"   → id       highest id handed out, as recorded by the latest commit
 //	│   ├── "committed"   → id       highest id ever committed (never decreases)
 //	│   ├── "count"       → n        sessions stored
 //	│   ├── "bytes"       → n        stored bytes of those sessions (see putSession)
-//	│   └── "clean"       → 0|1      1 when the last writer closed the store cleanly
+//	│   ├── "clean"       → 0|1      1 when the last writer closed the store cleanly
+//	│   └── "ix…"                    body index: last segment number, the backfill range
+//	│                                (lo, next, hi) and its progress (total, done)
 //	├── summaries                    id → summary record (compact binary, encode.go): what a list
 //	│                                row needs, plus the session's stored size; List and summary
 //	│                                filters scan only this bucket
@@ -31,12 +33,19 @@
 //	├── frames                       id ‖ uint32 batch → binary frame batch: HTTP/2 and HTTP/3 frames of
 //	│                                the session, both legs, in batches as the engine delivered them
 //	│                                (format in frames_codec.go; not counted in MaxBytes)
-//	└── certs                        SHA-256[:16] of a TLS certificate ‖ 'd' → DER, ‖ 'n' → uint64
-//	                                 reference count: certificates shared by the records that
-//	                                 refer to them (certs.go; not counted in MaxBytes)
+//	├── certs                        SHA-256[:16] of a TLS certificate ‖ 'd' → DER, ‖ 'n' → uint64
+//	│                                reference count: certificates shared by the records that
+//	│                                refer to them (certs.go; not counted in MaxBytes)
+//	├── ixsegs                       uint64 segment number → lowest id, highest id, sessions, text
+//	│                                bytes of one body index segment
+//	├── ixdata                       uint64 segment number → the segment: an inverted list gram →
+//	│                                sessions (index.go; not counted in MaxBytes)
+//	└── ixpending                    id → the session's grams: committed sessions not yet in a
+//	                                 segment (empty value: grams unknown)
 //
 // Schema history: 1 the layout above with every body in the bodies bucket and certificates
-// inside the records; 2 bodies of ≤ 1 KiB inside the record; 3 the certs bucket. Opening a
+// inside the records; 2 bodies of ≤ 1 KiB inside the record; 3 the certs bucket; 4 the body
+// index (sessions stored before it are indexed in the background). Opening a
 // file upgrades it in one transaction without rewriting records (old ones are read as they
 // are); builds that know only an older schema refuse a newer file (ErrSchemaTooNew).
 //
@@ -59,6 +68,27 @@
 // NoSync), so after a crash (kill -9, power loss) every session committed before it is
 // there; at most the batch being collected is lost. Frames queued (PutFrames) before their
 // session is committed are written in the session's transaction.
+//
+// # Body index
+//
+// body: and text: (engine/filter) narrow to candidates through an inverted index and
+// confirm each candidate on its record, so results are exact. The index holds the grams
+// of filter.SessionText (URL, header lines, bodies decoded and cut at filter.MaxSearchBody,
+// WebSocket messages): trigrams of ASCII-lower-cased bytes, plus every five consecutive
+// digits of a number. The writer gathers a session's grams when it commits the session,
+// puts them under its id in ixpending in the same transaction, and, once about 8 MiB of
+// text or 8192 sessions are gathered (or the store closes), writes them as one immutable
+// segment and deletes their pending keys, in one transaction: the index is written once,
+// appended, never read-modified-written. A kill -9 leaves the pending keys; Open gathers
+// them again. Searches test pending sessions by their stored grams. Deleted or replaced
+// sessions keep postings in old segments (confirmation drops them); retention drops a
+// segment once all its sessions are evicted; Clear empties the index; Compact rebuilds it
+// in the copy. A store of schema 3 gets, on its first writable Open, a backfill range of
+// the sessions it holds: a background goroutine indexes it oldest first, one segment per
+// transaction that also advances the range (so a kill resumes where it stopped), while
+// searches scan the part not indexed yet; IndexStatus (Stats.Index) reports "index
+// building: N%". Needles shorter than 3 bytes or with non-ASCII letters (the matcher folds
+// Unicode case, the grams only ASCII) are searched by a scan.
 //
 // # Health
 //

@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -162,6 +163,30 @@ func (s *Store) List(q Query) ([]session.Summary, error) {
 	return out, err
 }
 
+// ListContext is List that gives up with ctx.Err() once ctx is done (a search a newer
+// query replaces).
+func (s *Store) ListContext(ctx context.Context, q Query) ([]session.Summary, error) {
+	q.ctx = ctx
+	return s.List(q)
+}
+
+// CountContext is Count that gives up with ctx.Err() once ctx is done.
+func (s *Store) CountContext(ctx context.Context, f *filter.Expr) (int, error) {
+	n := 0
+	err := s.view(func(tx *bolt.Tx) error {
+		return scan(tx, Query{Filter: f, ctx: ctx}, func(*session.Summary) bool { n++; return true })
+	})
+	return n, err
+}
+
+// cancelled reports the query's context error, checked every 64 steps of a walk.
+func (q *Query) cancelled(step int) error {
+	if q.ctx == nil || step&63 != 0 {
+		return nil
+	}
+	return q.ctx.Err()
+}
+
 // Count counts the sessions matching f (nil: all).
 func (s *Store) Count(f *filter.Expr) (int, error) {
 	if f == nil {
@@ -242,9 +267,16 @@ func scan(tx *bolt.Tx, q Query, emit func(*session.Summary) bool) error {
 		}
 	}
 	f := q.Filter
+	if plan := planFor(f); plan != nil && tx.Bucket(bIxSegs) != nil {
+		return scanIndexed(tx, q, plan, emit)
+	}
 	aliasMatch := f != nil && !f.NeedsSession()
 	var sum session.Summary
-	for ; k != nil; k, v = step() {
+	for i := 0; k != nil; k, v = step() {
+		if err := q.cancelled(i); err != nil {
+			return err
+		}
+		i++
 		id := keyID(k)
 		if (q.After != 0 && id <= q.After) || (q.Before != 0 && id >= q.Before) {
 			break
@@ -290,10 +322,14 @@ func (s *Store) update(f func(b *buckets, count uint64, total int64) (uint64, in
 	var total int64
 	err := s.writeTx(func(tx *bolt.Tx) error {
 		b := txBuckets(tx)
+		b.ix = &s.ix
 		var err error
 		count, total, err = f(b, u64(b.meta.Get(kCount)), int64(u64(b.meta.Get(kBytes))))
 		if err != nil {
 			return err
+		}
+		if err := ixFlush(b, false); err != nil {
+			return fmt.Errorf("body index: %w", err)
 		}
 		if err := b.finish(); err != nil {
 			return err
@@ -337,6 +373,10 @@ func (s *Store) Clear() error {
 				return 0, 0, err
 			}
 		}
+		if err := resetIndex(tx, 1, 0, 0); err != nil {
+			return 0, 0, err
+		}
+		b.ix.reset = true
 		return 0, 0, nil
 	})
 }

@@ -2,6 +2,7 @@ package store
 
 import (
 	"fmt"
+	"slices"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -9,7 +10,7 @@ import (
 )
 
 // SchemaVersion is the schema this package writes (see doc.go).
-const SchemaVersion = 3
+const SchemaVersion = 4
 
 var (
 	bMeta      = []byte("meta")
@@ -42,6 +43,7 @@ var migrations = map[uint64]func(tx *bolt.Tx) error{
 	0: migrate0to1,
 	1: migrate1to2,
 	2: migrate2to3,
+	3: migrate3to4,
 }
 
 func migrate0to1(tx *bolt.Tx) error {
@@ -152,6 +154,14 @@ func validate(tx *bolt.Tx) error {
 	want := dataBuckets
 	if v < 3 {
 		want = v1Buckets
+	}
+	if v >= 4 {
+		want = append(slices.Clip(want), ixBuckets...)
+		for _, k := range [][]byte{kIxSeq, kIxLegacyLo, kIxLegacyNext, kIxLegacyHi, kIxLegacyTotal, kIxLegacyDone} {
+			if len(meta.Get(k)) != 8 {
+				return fmt.Errorf("%w: meta key %q missing or malformed", ErrCorrupt, k)
+			}
+		}
 	}
 	for _, b := range want {
 		if tx.Bucket(b) == nil {

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -76,6 +77,8 @@ type Query struct {
 	Before session.ID   // only ids < Before (0: no bound)
 	Limit  int          // 0: no limit
 	Newest bool         // newest first instead of oldest first
+
+	ctx context.Context // ListContext, CountContext: a walk ends with ctx.Err() once done
 }
 
 // Stats are the store's counters.
@@ -102,6 +105,9 @@ type Stats struct {
 	Damaged bool `json:"damaged,omitempty"`
 	// MovedAside is where Open moved a corrupt file (Options.MoveAsideCorrupt), or "".
 	MovedAside string `json:"moved_aside,omitempty"`
+	// Index is the body index's state ("index building: N%" while it indexes sessions
+	// stored before it existed).
+	Index IndexStatus `json:"index"`
 }
 
 const (
@@ -166,6 +172,15 @@ type Store struct {
 	arena, scratch []byte
 	certCache      certCache // writer goroutine only (certs.go)
 	framesBuf      [][]session.Frame
+
+	// ix gathers the body index's next segment (index.go); used inside write
+	// transactions only, under ixMu (writeTx).
+	ix   ixBuilder
+	ixMu sync.Mutex
+	// ixStop ends the backfill of an older store's sessions; ixDone is closed when it
+	// has ended.
+	ixStop, ixDone chan struct{}
+	ixErr          atomic.Pointer[error]
 }
 
 type item struct {
@@ -296,6 +311,10 @@ func open(path string, opts Options) (*Store, error) {
 		s.nudge = make(chan struct{}, 1)
 		s.nudgeLen = max(1, min(maxBatch, opts.QueueSize/4))
 		s.done = make(chan struct{})
+		if err := s.openIndex(); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
 		go s.writer()
 	}
 	return s, nil
@@ -419,7 +438,13 @@ func (s *Store) writeTx(f func(*bolt.Tx) error) error {
 	if p := s.broken.Load(); p != nil {
 		return *p
 	}
+	// ixMu keeps the writer's index builder in step with the transactions that use it:
+	// what a transaction did to it (a segment written, the index cleared) is applied only
+	// when that transaction commits.
+	s.ixMu.Lock()
+	defer s.ixMu.Unlock()
 	err, panicked := guardPanic(func() error { return s.db.Update(f) })
+	s.ix.settle(err == nil)
 	if panicked {
 		s.broken.CompareAndSwap(nil, &err)
 	}
@@ -475,6 +500,8 @@ func (s *Store) Close() error {
 	}
 	s.closed = true
 	s.mu.Unlock()
+	close(s.ixStop)
+	<-s.ixDone
 	ch := make(chan error, 1)
 	s.queue <- item{stop: true, flush: ch}
 	s.nudgeWriter()
@@ -661,21 +688,36 @@ func (s *Store) Stats() Stats {
 	if fi, err := os.Stat(s.path); err == nil {
 		st.FileSize = fi.Size()
 	}
+	st.Index = s.IndexStatus()
 	return st
 }
 
 // Check runs bbolt's full consistency check (slow on large files: it reads every page)
-// and returns every problem found, joined, or nil.
+// and returns every problem found, joined, or nil. On a writable store it holds the
+// write lock meanwhile (commits wait): bbolt compares the pages with the live free list,
+// so a commit during a check (the writer, the index backfill) would look like damage.
 func (s *Store) Check() error {
 	var errs []error
-	err := s.view(func(tx *bolt.Tx) error {
+	check := func(tx *bolt.Tx) error {
 		for e := range tx.Check() {
 			errs = append(errs, e)
 		}
-		return nil
-	})
+		return errCheckDone
+	}
+	var err error
+	if s.readOnly {
+		err = s.view(check)
+	} else {
+		err = s.writeTx(check)
+	}
+	if errors.Is(err, errCheckDone) {
+		err = nil
+	}
 	return errors.Join(append(errs, err)...)
 }
+
+// errCheckDone rolls back Check's transaction.
+var errCheckDone = errors.New("check done")
 
 // Compact writes a compacted copy of the store to dst, which must not exist. bbolt never
 // shrinks its file; replace sessions.db by the copy while Inspector is not running to
@@ -694,13 +736,24 @@ func (s *Store) Compact(dst string) error {
 	}
 	err = guard(func() error { return bolt.Compact(out, s.db, 64<<20) })
 	if err == nil {
+		// The copy's body index is rebuilt from its records: no postings of deleted
+		// sessions, segments packed full.
 		err = out.Update(func(tx *bolt.Tx) error {
 			meta := tx.Bucket(bMeta)
 			if meta == nil {
 				return fmt.Errorf("compact: copy has no meta bucket")
 			}
+			if v, err := schemaVersion(tx); err != nil || v < 4 {
+				return err // a read-only store of an older schema: copied as it is
+			}
+			if err := reindexAll(tx); err != nil {
+				return err
+			}
 			return meta.Put(kClean, u64Bytes(1))
 		})
+	}
+	if err == nil {
+		err = guard(func() error { return backfill(out.View, out.Update, nil) })
 	}
 	if cerr := out.Close(); err == nil {
 		err = cerr

@@ -118,6 +118,10 @@ func (s *Store) nudgeWriter() {
 // buckets are the data buckets of one write transaction.
 type buckets struct {
 	meta, sums, sess, bodies, msgs, frames, certs *bolt.Bucket
+	// pending is the body index's list of sessions not in a segment yet (nil in files
+	// without an index); ix gathers the trigrams of the sessions put (index.go).
+	pending *bolt.Bucket
+	ix      *ixBuilder
 
 	// certTbl is the certificate table of the record being written; certCh gathers the
 	// transaction's certificate reference changes, applied by finish (certs.go).
@@ -188,6 +192,7 @@ func txBuckets(tx *bolt.Tx) *buckets {
 		msgs:    tx.Bucket(bMessages),
 		frames:  tx.Bucket(bFrames),
 		certs:   tx.Bucket(bCerts),
+		pending: tx.Bucket(bIxPending),
 		certTbl: &certTable{},
 		certCh:  &certChanges{},
 	}
@@ -285,6 +290,7 @@ func (s *Store) commit(batch []*session.Session, frames [][]session.Frame, clean
 		b := txBuckets(tx)
 		b.arena, b.scratch = s.arena[:0], s.scratch
 		b.certTbl.cache = &s.certCache
+		b.ix = &s.ix
 		defer func() { s.arena, s.scratch = b.arena, b.scratch }()
 		// Ids grow, so appends fill pages fully.
 		b.sums.FillPercent, b.sess.FillPercent, b.bodies.FillPercent = 1, 1, 1
@@ -321,6 +327,9 @@ func (s *Store) commit(batch []*session.Session, frames [][]session.Frame, clean
 		count, total, over, err = s.evict(b, count, total)
 		if err != nil {
 			return err
+		}
+		if err := ixFlush(b, clean); err != nil {
+			return fmt.Errorf("body index: %w", err)
 		}
 		if err := b.finish(); err != nil {
 			return err
@@ -382,6 +391,9 @@ func (s *Store) evict(b *buckets, count uint64, total int64) (uint64, int64, boo
 		if err := deleteThrough(bk, last, onDelete); err != nil {
 			return count, total, false, err
 		}
+	}
+	if err := evictIndex(b, last); err != nil {
+		return count, total, false, err
 	}
 	return count, total, n == evictStep && over(), nil
 }
@@ -459,7 +471,10 @@ func putSession(b *buckets, ss *session.Session) (int64, error) {
 		stored += int64(len(rec)) + 8
 		return encodeSummary(rec[:0], &sum, stored)
 	})
-	return stored, b.sums.Put(key, rec)
+	if err := b.sums.Put(key, rec); err != nil {
+		return 0, err
+	}
+	return stored, ixPut(b, key, ss)
 }
 
 // putBody stores a body's captured bytes and, when the engine spilled the rest to a file
@@ -562,6 +577,11 @@ func deleteRest(b *buckets, key []byte) error {
 	}
 	if place&placeMessages != 0 {
 		if err := b.msgs.Delete(key); err != nil {
+			return err
+		}
+	}
+	if b.pending != nil {
+		if err := b.pending.Delete(key); err != nil {
 			return err
 		}
 	}

@@ -105,6 +105,11 @@ func runSessions(args []string) error {
 		return err
 	}
 	defer src.Close()
+	if src.st != nil && f != nil && f.TextClauses() != nil {
+		if st := src.st.IndexStatus(); st.Building {
+			fmt.Fprintf(stderr, "%s: sessions not indexed yet are searched one by one (slower)\n", st)
+		}
+	}
 
 	enc := json.NewEncoder(stdout)
 	enc.SetEscapeHTML(false)

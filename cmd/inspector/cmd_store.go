@@ -58,6 +58,6 @@ func runStoreCompact(args []string) error {
 		return err
 	}
 	after, _ := os.Stat(path)
-	fmt.Fprintf(stdout, "compacted %s: %d → %d bytes\n", path, before.Size(), after.Size())
+	fmt.Fprintf(stdout, "compacted %s: %d → %d bytes (body index rebuilt)\n", path, before.Size(), after.Size())
 	return nil
 }

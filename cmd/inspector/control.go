@@ -245,6 +245,13 @@ func (c *controlServer) listSessions(w http.ResponseWriter, r *http.Request) {
 		writeJSONError(w, http.StatusBadRequest, err.Error())
 		return
 	}
+	if q.Filter != nil && q.Filter.TextClauses() != nil {
+		// The JSON array stays as it is; a header says the body index is still building
+		// (results are complete, only slower).
+		if st := c.st.IndexStatus(); st.Building {
+			w.Header().Set("X-Inspector-Index", st.String())
+		}
+	}
 	const page = 1000
 	limit, sent := q.Limit, 0
 	for first := true; ; first = false {

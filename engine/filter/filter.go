@@ -34,8 +34,12 @@
 //	          where value is a substring of one of that header's values
 //	body:     substring of the request or response body, or of a WebSocket message. Bodies
 //	          are decoded first by engine/content (gzip, deflate, br, zstd, stacked; at most
-//	          8 MiB of decoded bytes per body, the remainder is not searched); other or
-//	          damaged encodings are searched as they travelled.
+//	          MaxSearchBody, 256 KiB, of decoded bytes per body and of all messages
+//	          together; the remainder is not searched); other or damaged encodings are
+//	          searched as they travelled; images and binary bodies are not searched
+//	          (SearchableBody).
+//	text:     substring of anything of the session: the URL, a header or trailer line
+//	          ("Name: value"), a body or a message as body: searches them (SessionText)
 //	gql:      GraphQL requests (POST JSON, single or batched, or GET ?query=): `query`,
 //	          `mutation`, `subscription` match the operation type, any other value is a
 //	          glob on the operation name (`gql:GetUser`, `gql:Get*`)
@@ -172,6 +176,7 @@ var fieldInfos = []FieldInfo{
 	{"proto", "h2", "protocol on either leg: h1, h2, h3"},
 	{"size", ">10k", "request+response body bytes: >10k, <1mb, =0 (1024-based units)"},
 	{"status", "4xx", "response status: 404, 4xx, 400-499, none"},
+	{"text", "token", "substring of the URL, a header line, a body or a WebSocket message"},
 	{"type", "json", "substring of the response content type"},
 	{"url", "login", "substring of the URL"},
 }

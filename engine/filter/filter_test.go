@@ -210,7 +210,15 @@ func TestMatch(t *testing.T) {
 		{"body:rawbr", []int{6}},
 		{"body:hello", []int{1}},
 		{`body:"ping me"`, []int{7}},
-		{"body:png", []int{3}},
+		// images and binary bodies are not text: body: does not look into them (SearchableBody)
+		{"body:png", nil},
+		// text: searches the URL, header lines, bodies and messages
+		{"text:png", []int{3}},
+		{"text:secret-token", []int{2}},
+		{`text:"authorization: bearer"`, []int{2}},
+		{"text:denied", []int{2}},
+		{`text:"ping me"`, []int{7}},
+		{"text:elsewhere", []int{6}},
 		// AND, OR, precedence, groups, negation
 		{"method:get status:2xx", []int{1, 8}},
 		{"method:get AND status:2xx", []int{1, 8}},
@@ -357,7 +365,7 @@ func TestCanonical(t *testing.T) {
 
 func TestFields(t *testing.T) {
 	f := Fields()
-	if !slices.IsSorted(f) || len(f) != 16 {
+	if !slices.IsSorted(f) || len(f) != 17 {
 		t.Fatalf("Fields() = %v", f)
 	}
 	for _, name := range f {

@@ -292,25 +292,11 @@ func compileTerm(t token) (node, error) {
 			return false
 		}
 	case "body":
-		n := newFold(v)
 		out.needs = true
-		out.pred = func(_ *session.Summary, s *session.Session) bool {
-			if s == nil {
-				return false
-			}
-			if n.inBytes(decodedBody(s.Request.Body.Data, s.Request.Header)) {
-				return true
-			}
-			if s.Response != nil && n.inBytes(decodedBody(s.Response.Body.Data, s.Response.Header)) {
-				return true
-			}
-			for i := range s.Messages {
-				if n.inBytes(s.Messages[i].Data) {
-					return true
-				}
-			}
-			return false
-		}
+		out.pred = bodyPred(newFold(v))
+	case "text":
+		out.needs = true
+		out.pred = textPred(newFold(v))
 	case "gql":
 		out.needs = true
 		out.pred = gqlPred(v)
