@@ -69,6 +69,7 @@ type Engine struct {
 	hooksMu   sync.Mutex
 	reqHooks  atomic.Pointer[[]RequestHook]
 	respHooks atomic.Pointer[[]ResponseHook]
+	msgObs    atomic.Pointer[[]MessageObserver] // nil or empty: no WebSocket message observers
 
 	hijackedMu sync.Mutex
 	hijacked   map[net.Conn]struct{}

@@ -24,6 +24,9 @@ type wsTap struct {
 	fromCli  wsParser
 	messages []session.Message
 	bytes    int64
+	// notify, when set, is told of each message (Engine.ObserveMessages), also of those past
+	// maxWSMessages that are no longer kept.
+	notify func(session.Message)
 }
 
 func newWSTap(rwc io.ReadWriteCloser, limit int64) *wsTap {
@@ -38,12 +41,14 @@ func newWSTap(rwc io.ReadWriteCloser, limit int64) *wsTap {
 
 func (t *wsTap) add(fromClient bool) func(op int, data []byte, size int64) {
 	return func(op int, data []byte, size int64) {
+		m := session.Message{Time: time.Now(), FromClient: fromClient, Opcode: op, Data: data, Size: size}
+		if t.notify != nil {
+			t.notify(m)
+		}
 		if len(t.messages) >= maxWSMessages {
 			return
 		}
-		t.messages = append(t.messages, session.Message{
-			Time: time.Now(), FromClient: fromClient, Opcode: op, Data: data, Size: size,
-		})
+		t.messages = append(t.messages, m)
 	}
 }
 

@@ -19,9 +19,11 @@
 //	response(flow)         response with its body
 //	error(summary)         after a session ended with an error (asynchronous, read-only)
 //	done(summary)          after every session ended (asynchronous, read-only)
+//	websocketMessage(msg)  each WebSocket message, both ways, in order (asynchronous,
+//	                       read-only: {session, from_client, opcode, text or base64, size, time})
 //
-// Scripts run in file name order at each stage. WebSocket message hooks are not offered
-// yet: the engine has no message stage for them.
+// Scripts run in file name order at each stage. WebSocket messages are observed, not
+// changed: the engine relays frames as they come (Engine.ObserveMessages).
 //
 // # The flow object
 //

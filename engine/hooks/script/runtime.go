@@ -139,13 +139,18 @@ func (s *script) call(m *Manager, stage string, fn goja.Callable, st *flowState)
 }
 
 func (s *script) callSummary(m *Manager, stage string, fn goja.Callable, sum session.Summary) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.cur = sum.ID
-	defer func() { s.cur = 0 }()
 	var v map[string]any
 	b, _ := json.Marshal(sum)
 	json.Unmarshal(b, &v)
+	return s.callValue(m, sum.ID, fn, v)
+}
+
+// callValue calls an asynchronous stage's handler with plain data.
+func (s *script) callValue(m *Manager, id session.ID, fn goja.Callable, v map[string]any) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cur = id
+	defer func() { s.cur = 0 }()
 	_, err := s.run(m.opts.Budget, func() (goja.Value, error) { return fn(goja.Undefined(), s.rt.ToValue(v)) })
 	return err
 }

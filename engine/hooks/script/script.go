@@ -2,6 +2,7 @@ package script
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"inspector/engine"
 	"inspector/engine/session"
@@ -54,6 +56,7 @@ type Manager struct {
 	log    []LogEntry
 
 	done     chan *session.Session // sessions for the error/done stages
+	msgs     chan wsMessage        // WebSocket messages for the websocketMessage stage
 	stop     chan struct{}
 	stopOnce sync.Once
 	wg       sync.WaitGroup
@@ -83,12 +86,13 @@ func New(opts Options) (*Manager, error) {
 			return nil, fmt.Errorf("script: %w", err)
 		}
 	}
-	m := &Manager{opts: opts, kv: &kvStore{m: map[string][]byte{}}, done: make(chan *session.Session, doneQueue), stop: make(chan struct{})}
+	m := &Manager{opts: opts, kv: &kvStore{m: map[string][]byte{}}, done: make(chan *session.Session, doneQueue), msgs: make(chan wsMessage, doneQueue), stop: make(chan struct{})}
 	empty := []*script{}
 	m.scripts.Store(&empty)
 	m.Reload()
-	m.wg.Add(1)
+	m.wg.Add(2)
 	go m.runDone()
+	go m.runMessages()
 	if opts.PollInterval > 0 {
 		m.wg.Add(1)
 		go m.watch()
@@ -116,6 +120,59 @@ func (m *Manager) Install(eng *engine.Engine) {
 			m.addLog(LogEntry{Time: time.Now(), Error: true, Session: ev.Session.ID, Text: "done/error handlers fell behind; a session was skipped"})
 		}
 	}))
+	eng.ObserveMessages(func(id session.ID, msg session.Message) {
+		if !m.wants(stageWebSocketMessage) {
+			return
+		}
+		select {
+		case m.msgs <- wsMessage{id, msg}:
+		default: // never block the relay
+			m.addLog(LogEntry{Time: time.Now(), Error: true, Session: id, Text: "websocketMessage handlers fell behind; a message was skipped"})
+		}
+	})
+}
+
+// wsMessage is one WebSocket message for the websocketMessage stage.
+type wsMessage struct {
+	id  session.ID
+	msg session.Message
+}
+
+func (m *Manager) wants(stage string) bool {
+	for _, s := range *m.scripts.Load() {
+		if s.handlers[stage] != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// runMessages calls the websocketMessage handlers, in order, off the relay.
+func (m *Manager) runMessages() {
+	defer m.wg.Done()
+	for {
+		select {
+		case <-m.stop:
+			return
+		case w := <-m.msgs:
+			v := map[string]any{
+				"session": uint64(w.id), "from_client": w.msg.FromClient, "opcode": w.msg.Opcode,
+				"size": w.msg.Size, "time": w.msg.Time.Format(time.RFC3339Nano),
+			}
+			if w.msg.Opcode == 1 && utf8.Valid(w.msg.Data) {
+				v["text"] = string(w.msg.Data)
+			} else {
+				v["base64"] = base64.StdEncoding.EncodeToString(w.msg.Data)
+			}
+			for _, s := range *m.scripts.Load() {
+				if fn := s.handlers[stageWebSocketMessage]; fn != nil {
+					if err := s.callValue(m, w.id, fn, v); err != nil {
+						m.scriptError(s, nil, stageWebSocketMessage, err)
+					}
+				}
+			}
+		}
+	}
 }
 
 func (m *Manager) files() []string {
@@ -235,9 +292,11 @@ const (
 	stageResponse        = "response"
 	stageError           = "error"
 	stageDone            = "done"
+	// stageWebSocketMessage sees each WebSocket message (asynchronous, read-only).
+	stageWebSocketMessage = "websocketMessage"
 )
 
-var stages = []string{stageRequestHeaders, stageRequest, stageResponseHeaders, stageResponse, stageError, stageDone}
+var stages = []string{stageRequestHeaders, stageRequest, stageResponseHeaders, stageResponse, stageError, stageDone, stageWebSocketMessage}
 
 // OnRequest runs the requestHeaders and request handlers.
 func (m *Manager) OnRequest(ctx context.Context, f *engine.Flow) error {
@@ -300,14 +359,7 @@ func scriptErrorText(err error) string {
 	return strings.TrimSpace(err.Error())
 }
 
-func (m *Manager) wantsDone() bool {
-	for _, s := range *m.scripts.Load() {
-		if s.handlers[stageDone] != nil || s.handlers[stageError] != nil {
-			return true
-		}
-	}
-	return false
-}
+func (m *Manager) wantsDone() bool { return m.wants(stageDone) || m.wants(stageError) }
 
 func (m *Manager) runDone() {
 	defer m.wg.Done()

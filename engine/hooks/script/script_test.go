@@ -386,3 +386,47 @@ func TestDocumentedExamplesLoad(t *testing.T) {
 		}
 	}
 }
+
+// websocketMessage sees every message of an upgraded session, both ways, in order.
+func TestWebSocketMessageStage(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "ws.js"), []byte(`
+exports.websocketMessage = function (m) {
+  log((m.from_client ? "client" : "origin") + " " + m.opcode + " " + (m.text || m.base64) + " #" + m.session);
+};`), 0o644)
+	m, err := script.New(script.Options{Dir: dir, PollInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	o := et.StartOrigin(t, et.OriginH1Plain, nil)
+	p := et.StartProxy(t, nil, o)
+	m.Install(p.Engine)
+	conn, br := p.WSDial(t, "ws"+strings.TrimPrefix(o.URL, "http")+"/ws")
+	for _, msg := range []string{"hello", "world"} {
+		if err := et.WriteWSFrame(conn, 1, []byte(msg), true); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := et.ReadWSFrame(br); err != nil {
+			t.Fatal(err)
+		}
+	}
+	conn.Close()
+	want := []string{"client 1 hello", "origin 1 hello", "client 1 world", "origin 1 world"}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var got []string
+		for _, e := range m.Log() {
+			if i := strings.Index(e.Text, " #"); i > 0 {
+				got = append(got, e.Text[:i])
+			}
+		}
+		if strings.Join(got, "|") == strings.Join(want, "|") {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("websocketMessage log %q, want %q", got, want)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
