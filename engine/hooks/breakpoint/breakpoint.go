@@ -47,6 +47,7 @@ import (
 	"inspector/engine"
 	"inspector/engine/content"
 	"inspector/engine/filter"
+	"inspector/engine/hooks/bodyprobe"
 	"inspector/engine/session"
 	"inspector/internal/atomicfile"
 )
@@ -299,6 +300,17 @@ type compiled struct {
 type compiledBP struct {
 	id   int64
 	expr *filter.Expr
+}
+
+// needsBody reports whether a breakpoint's filter looks into the session beyond its
+// summary, so the request body is read for matching (bodyprobe).
+func needsBody(bps []compiledBP) bool {
+	for _, b := range bps {
+		if bodyprobe.Needed(b.expr) {
+			return true
+		}
+	}
+	return false
 }
 
 // Manager holds the breakpoints and the paused sessions. Create it with New; register its
@@ -713,7 +725,12 @@ func (m *Manager) wait(ctx context.Context, info Paused) decision {
 
 // OnRequest is the request-stage hook.
 func (m *Manager) OnRequest(ctx context.Context, f *engine.Flow) error {
-	bp, ok := m.match(m.chain.Load().req, f.Session)
+	bps := m.chain.Load().req
+	probe := f.Session
+	if len(bps) > 0 && needsBody(bps) {
+		probe = bodyprobe.Request(f.Session, f.Request.Header, &f.Request.Body)
+	}
+	bp, ok := m.match(bps, probe)
 	if !ok {
 		return nil
 	}

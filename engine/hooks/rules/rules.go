@@ -43,6 +43,7 @@ import (
 
 	"inspector/engine"
 	"inspector/engine/filter"
+	"inspector/engine/hooks/bodyprobe"
 	"inspector/engine/session"
 	"inspector/internal/atomicfile"
 )
@@ -322,8 +323,15 @@ func (mt *matcher) reset() { mt.sum = nil }
 
 // OnRequest applies the request-stage rules.
 func (m *Manager) OnRequest(ctx context.Context, f *engine.Flow) error {
+	rs := m.chain.Load().rules
 	mt := matcher{s: f.Session}
-	for _, c := range m.chain.Load().rules {
+	for _, c := range rs {
+		if bodyprobe.Needed(c.expr) {
+			mt.s = bodyprobe.Request(f.Session, f.Request.Header, &f.Request.Body)
+			break
+		}
+	}
+	for _, c := range rs {
 		if !mt.match(c.expr) {
 			continue
 		}
@@ -341,6 +349,7 @@ func (m *Manager) OnRequest(ctx context.Context, f *engine.Flow) error {
 			r.URL = &u
 			r.Host = c.target.Host
 			f.Session.Request.URL = u.String()
+			mt.s.Request.URL = f.Session.Request.URL // mt.s may be a bodyprobe copy
 			mt.reset()
 		case MapLocal:
 			f.Response = localResponse(c, r)
