@@ -10,6 +10,9 @@ import (
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
+	"google.golang.org/protobuf/encoding/protowire"
+
+	"inspector/engine/content"
 
 	"inspector/engine/hooks/script"
 	"inspector/engine/netprofile"
@@ -45,7 +48,22 @@ func TestRenderWireScreenshots(t *testing.T) {
 	twin.Request.Header = ss[1].Request.Header.Clone()
 	twin.Request.Header.Set("X-Client-Version", "2.4.1")
 	twin.Response.Header.Set("Cache-Control", "no-store")
-	st := openStore(t, append(ss, twin)...)
+	// #6 a multipart upload, #7 a brotli-encoded JSON response, #8 a plain protobuf response.
+	mp := "--b1\r\nContent-Disposition: form-data; name=\"title\"\r\n\r\nQuarterly report\r\n" +
+		"--b1\r\nContent-Disposition: form-data; name=\"file\"; filename=\"report.csv\"\r\nContent-Type: text/csv\r\n\r\nregion,total\nnorth,1200\nsouth,980\r\n--b1--\r\n"
+	up := mkSession(0, "files.example", "/upload", 201, "application/json", `{"id":"f-91"}`)
+	up.Request.Method = "POST"
+	up.Request.Header.Set("Content-Type", "multipart/form-data; boundary=b1")
+	up.Request.Body = session.Body{Data: []byte(mp), Size: int64(len(mp))}
+	brJSON, _ := content.Encode([]string{"br"}, []byte(`{"items":[{"sku":"A-1","price":12.5},{"sku":"B-7","price":3}],"currency":"EUR"}`))
+	br := mkSession(0, "cdn.example", "/api/cart", 200, "application/json", string(brJSON))
+	br.Response.Header.Set("Content-Encoding", "br")
+	pb := protowire.AppendString(protowire.AppendTag(nil, 1, protowire.BytesType), "order-17")
+	pb = protowire.AppendVarint(protowire.AppendTag(pb, 2, protowire.VarintType), 3)
+	inner := protowire.AppendString(protowire.AppendTag(nil, 1, protowire.BytesType), "Lisbon")
+	pb = protowire.AppendBytes(protowire.AppendTag(pb, 3, protowire.BytesType), inner)
+	pbs := mkSession(0, "api.example", "/orders/17", 200, "application/x-protobuf", string(pb))
+	st := openStore(t, append(ss, twin, up, br, pbs)...)
 	data := t.TempDir()
 	dir := filepath.Join(data, "scripts")
 	os.MkdirAll(dir, 0o700)
@@ -92,6 +110,12 @@ func TestRenderWireScreenshots(t *testing.T) {
 	shot(w, "content-sse-llm.png")
 	body(4, true, "JWT (Authorization)")
 	shot(w, "content-jwt.png")
+	body(6, true, "Parts")
+	shot(w, "content-multipart.png")
+	body(7, false, "JSON")
+	shot(w, "content-brotli.png")
+	body(8, false, "Protobuf")
+	shot(w, "content-protobuf.png")
 
 	// Two GraphQL calls compared from the context menu.
 	u.setFollow(false)
