@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -124,6 +125,9 @@ func newOSAdapter(inst *instance) *osAdapter {
 	if err != nil {
 		return nil
 	}
+	// A failed "tell running apps" refresh is a warning, not a failure (platform.Warning):
+	// the window's instance says so on stderr like `inspector proxy on` does.
+	px.Warn = func(err error) { fmt.Fprintln(stderr, "inspector: warning: "+oneLine(err.Error())) }
 	return &osAdapter{inst: inst, trust: ts, proxy: px}
 }
 
