@@ -275,22 +275,28 @@ func clampLimit(n, def, max int) int {
 	return min(n, max)
 }
 
+// listPage lists one page of at most limit (clamped) summaries and says whether there are
+// more.
+func listPage(b *mcpBackend, expr string, after session.ID, limit int, newest bool) (listOut, error) {
+	limit = clampLimit(limit, mcpDefaultList, mcpMaxList)
+	sums, err := b.list(expr, after, limit+1, newest)
+	if err != nil {
+		return listOut{}, err
+	}
+	out := listOut{Sessions: sums}
+	if len(sums) > limit {
+		out.Sessions, out.More = sums[:limit], true
+	}
+	if out.Sessions == nil {
+		out.Sessions = []session.Summary{}
+	}
+	return out, nil
+}
+
 func addReadTools(s *mcp.Server, b *mcpBackend) {
 	tool(s, b, "list_sessions", "List captured sessions (summaries: id, method, url, status, protocols, sizes, duration, error) matching a filter expression. Filter language: host:, url:, path:, method:, status: (404, 4xx, 400-499), type:, proto:, size:, dur:, header:, body:, error:yes, marked:, id:; terms ANDed, OR between terms, -term negates.",
 		func(ctx context.Context, in listIn) (listOut, error) {
-			limit := clampLimit(in.Limit, mcpDefaultList, mcpMaxList)
-			sums, err := b.list(in.Filter, session.ID(in.After), limit+1, in.Newest)
-			if err != nil {
-				return listOut{}, err
-			}
-			out := listOut{Sessions: sums}
-			if len(sums) > limit {
-				out.Sessions, out.More = sums[:limit], true
-			}
-			if out.Sessions == nil {
-				out.Sessions = []session.Summary{}
-			}
-			return out, nil
+			return listPage(b, in.Filter, session.ID(in.After), in.Limit, in.Newest)
 		})
 	tool(s, b, "get_session", "One session in full: request and response line, headers, bodies (decoded from gzip/deflate/br/zstd; text, else base64; capped at body_limit), trailers, timings, TLS, error, WebSocket messages.",
 		func(ctx context.Context, in getIn) (mcpSession, error) {
@@ -309,19 +315,7 @@ func addReadTools(s *mcp.Server, b *mcpBackend) {
 			if in.Filter != "" {
 				expr = "(" + in.Filter + ") " + expr
 			}
-			limit := clampLimit(in.Limit, mcpDefaultList, mcpMaxList)
-			sums, err := b.list(expr, 0, limit+1, true)
-			if err != nil {
-				return listOut{}, err
-			}
-			out := listOut{Sessions: sums}
-			if len(sums) > limit {
-				out.Sessions, out.More = sums[:limit], true
-			}
-			if out.Sessions == nil {
-				out.Sessions = []session.Summary{}
-			}
-			return out, nil
+			return listPage(b, expr, 0, in.Limit, true)
 		})
 	tool(s, b, "get_frames", "The HTTP/2 or HTTP/3 frames of a session's stream, both legs (client and upstream), at most 2000.",
 		func(ctx context.Context, in idIn) (framesOut, error) {
