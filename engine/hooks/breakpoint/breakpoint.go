@@ -718,7 +718,14 @@ func (m *Manager) OnRequest(ctx context.Context, f *engine.Flow) error {
 		return nil
 	}
 	r := f.Request
-	raw, trunc, err := holdBody(r.Header, &r.Body)
+	var raw []byte
+	var trunc bool
+	var err error
+	if grpcRequest(r.Header) {
+		raw, trunc, err = holdFirstMessage(&r.Body) // grpchold.go
+	} else {
+		raw, trunc, err = holdBody(r.Header, &r.Body)
+	}
 	if err != nil {
 		return fmt.Errorf("breakpoint: reading the request body: %w", err)
 	}
@@ -756,6 +763,12 @@ func (m *Manager) OnRequest(ctx context.Context, f *engine.Flow) error {
 		}
 	}
 	if nb, ok := newBody(e, r.Header, &info); ok {
+		if g, held := r.Body.(*grpcHeld); held {
+			// The edited first message, then the rest of the stream; gRPC has no length.
+			r.Body, r.ContentLength = g.withRest(nb), -1
+			r.Header.Del("Content-Length")
+			return nil
+		}
 		if r.Body != nil {
 			r.Body.Close()
 		}
