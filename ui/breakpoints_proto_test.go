@@ -2,7 +2,6 @@ package ui
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -14,7 +13,6 @@ import (
 	"inspector/engine/content"
 	et "inspector/engine/enginetest"
 	"inspector/engine/hooks/breakpoint"
-	"inspector/engine/hooks/rules"
 )
 
 // A paused gRPC request is edited as JSON in the breakpoint window: a real grpc-go client
@@ -28,21 +26,8 @@ func TestBreakpointEditsGRPCMessageAsJSON(t *testing.T) {
 	g := et.Greeter{Req: m.Input(), Reply: m.Output()}
 	origin, originCA := et.StartGRPCOrigin(t, g)
 	p := et.StartProxy(t, func(c *engine.Config) { c.UpstreamRoots.AddCert(originCA.Cert()) })
-	bm, err := breakpoint.New("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	rs, err := rules.New(filepath.Join(dir, "rules.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	bm.Install(p.Engine)
-	t.Cleanup(bm.Close)
-	r := &debugRig{t: t, p: p, m: bm, posted: make(chan func(), 256)}
-	r.dbg = testDebugger{bm, p, rs, filepath.Join(dir, "composer-history.json")}
-	r.u, _ = newTestUI(t, Deps{Store: openStore(t), Engine: p.Engine, Debug: r.dbg, Protos: func() *content.Protos { return protos }})
-	r.u.debug.post = func(f func()) { r.posted <- f }
+	r := newDebugRigOn(t, p, func() *content.Protos { return protos })
+	bm := r.m
 	if _, err := bm.Add(breakpoint.Breakpoint{Filter: "path:/demo.v1.Greeter/SayHello", Phase: breakpoint.PhaseRequest, Enabled: true}); err != nil {
 		t.Fatal(err)
 	}

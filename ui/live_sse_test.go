@@ -41,22 +41,7 @@ func TestLiveSSEShownWhileStreamOpen(t *testing.T) {
 	}))
 	defer origin.Close()
 
-	ca, err := rootca.Load(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	eng, err := engine.New(engine.Config{Listen: "127.0.0.1:0", CA: ca})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go eng.Serve()
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		eng.Close(ctx)
-	}()
-	sub := eng.Subscribe(1024)
-	defer sub.Close()
+	eng, sub := startTestEngine(t)
 
 	posts := make(chan func(), 1024)
 	u, _ := newTestUI(t, Deps{Store: openStore(t), Engine: eng, Post: func(f func()) { posts <- f }})
@@ -138,4 +123,27 @@ func TestLiveSSEShownWhileStreamOpen(t *testing.T) {
 	if u.detail.liveCancel != nil {
 		t.Fatal("live refresh still running after the session completed")
 	}
+}
+
+// startTestEngine runs a real engine on 127.0.0.1:0 with a subscription, both closed
+// when the test ends.
+func startTestEngine(t *testing.T) (*engine.Engine, *engine.Subscription) {
+	t.Helper()
+	ca, err := rootca.Load(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng, err := engine.New(engine.Config{Listen: "127.0.0.1:0", CA: ca})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go eng.Serve()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		eng.Close(ctx)
+	})
+	sub := eng.Subscribe(1024)
+	t.Cleanup(sub.Close)
+	return eng, sub
 }
