@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"testing"
+	"testing/synctest"
 )
 
 func grpcFrame(msg string) []byte {
@@ -72,4 +73,24 @@ func TestHoldFirstGRPCMessageEdges(t *testing.T) {
 	if got, _ := io.ReadAll(body); !bytes.Equal(got, in) {
 		t.Fatalf("oversize delivered as %q", got)
 	}
+}
+
+// A gRPC request whose first message does not come within grpcHoldWait (a bidirectional
+// stream waiting on the server) pauses at its head with no body; the message, when it
+// comes, and the rest still reach the origin.
+func TestHoldFirstGRPCMessageLate(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		pr, pw := io.Pipe()
+		var body io.ReadCloser = pr
+		raw, trunc, err := holdFirstMessage(&body)
+		if raw != nil || !trunc || err != nil {
+			t.Fatalf("late first message: held %q trunc=%v err=%v", raw, trunc, err)
+		}
+		go func() { pw.Write(grpcFrame("late")); pw.Write(grpcFrame("next")); pw.Close() }()
+		got, err := io.ReadAll(body)
+		if want := append(grpcFrame("late"), grpcFrame("next")...); err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("delivered %q, %v; want %q", got, err, want)
+		}
+		body.Close()
+	})
 }
