@@ -117,3 +117,43 @@ func TestProtoBodyFramesAndRefusals(t *testing.T) {
 		t.Error("no schemas: edited as JSON")
 	}
 }
+
+// A paused gRPC response is edited as JSON too: the client receives the edited reply
+// message, and the trailers (grpc-status OK) still follow it.
+func TestBreakpointEditsGRPCReplyAsJSON(t *testing.T) {
+	protos := et.GreeterProtos(t)
+	m, _ := protos.Method("/demo.v1.Greeter/SayHello")
+	g := et.Greeter{Req: m.Input(), Reply: m.Output()}
+	origin, originCA := et.StartGRPCOrigin(t, g)
+	p := et.StartProxy(t, func(c *engine.Config) { c.UpstreamRoots.AddCert(originCA.Cert()) })
+	r := newDebugRigOn(t, p, func() *content.Protos { return protos })
+	if _, err := r.m.Add(breakpoint.Breakpoint{Filter: "path:/demo.v1.Greeter/SayHello", Phase: breakpoint.PhaseResponse, Enabled: true}); err != nil {
+		t.Fatal(err)
+	}
+	cc := et.GRPCThroughProxy(t, p, origin)
+	type result struct {
+		reply string
+		seq   int64
+		err   error
+	}
+	done := make(chan result, 1)
+	go func() {
+		in := dynamicpb.NewMessage(g.Req)
+		in.Set(g.Req.Fields().ByName("name"), protoreflect.ValueOfString("bob"))
+		out := dynamicpb.NewMessage(g.Reply)
+		err := cc.Invoke(context.Background(), "/demo.v1.Greeter/SayHello", in, out)
+		done <- result{out.Get(g.Reply.Fields().ByName("message")).String(), out.Get(g.Reply.Fields().ByName("seq")).Int(), err}
+	}()
+	r.paused(1)
+	ed := r.u.debug.bp.Editor
+	if ed.proto == nil || !strings.Contains(ed.Body.Text, `"hello bob"`) || !strings.Contains(ed.Info.Text, "demo.v1.HelloReply") {
+		t.Fatalf("paused reply not shown as JSON: %q (info %q)", ed.Body.Text, ed.Info.Text)
+	}
+	ed.Body.SetText(`{"message": "rewritten reply", "seq": 7}`)
+	test.Tap(ed.ContinueEdited)
+	got := <-done
+	if got.err != nil || got.reply != "rewritten reply" || got.seq != 7 {
+		t.Fatalf("client got %q seq %d, err %v", got.reply, got.seq, got.err)
+	}
+	r.paused(0)
+}

@@ -830,7 +830,14 @@ func (m *Manager) OnResponse(ctx context.Context, f *engine.Flow) error {
 	if resp.StatusCode == http.StatusSwitchingProtocols {
 		return nil // an upgraded connection has no body to edit
 	}
-	raw, trunc, err := holdBody(resp.Header, &resp.Body)
+	var raw []byte
+	var trunc bool
+	var err error
+	if grpcRequest(resp.Header) {
+		raw, trunc, err = holdFirstMessage(&resp.Body) // grpchold.go
+	} else {
+		raw, trunc, err = holdBody(resp.Header, &resp.Body)
+	}
 	if err != nil {
 		return fmt.Errorf("breakpoint: reading the response body: %w", err)
 	}
@@ -874,6 +881,12 @@ func (m *Manager) OnResponse(ctx context.Context, f *engine.Flow) error {
 		}
 	}
 	if nb, ok := newBody(e, resp.Header, &info); ok {
+		if g, held := resp.Body.(*grpcHeld); held {
+			// The edited first message, then the rest and the trailers (grpc-status).
+			resp.Body, resp.ContentLength = g.withRest(nb), -1
+			resp.Header.Del("Content-Length")
+			return nil
+		}
 		if resp.Body != nil {
 			resp.Body.Close()
 		}

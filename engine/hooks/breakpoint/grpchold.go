@@ -15,8 +15,8 @@ import (
 // instead (no body shown; the body streams on afterwards, as for SSE).
 var grpcHoldWait = 2 * time.Second
 
-// grpcRequest reports a gRPC request body (application/grpc, grpc-web; not the base64
-// grpc-web-text): a stream of length-prefixed messages that may never end.
+// grpcRequest reports a gRPC body, request or response (application/grpc, grpc-web; not
+// the base64 grpc-web-text): a stream of length-prefixed messages that may never end.
 func grpcRequest(h http.Header) bool {
 	ct := strings.ToLower(h.Get("Content-Type"))
 	return strings.HasPrefix(ct, "application/grpc") && !strings.HasPrefix(ct, "application/grpc-web-text")
