@@ -6,8 +6,11 @@ import (
 	"slices"
 	"time"
 
+	"inspector/engine"
 	"inspector/engine/session"
 )
+
+var _ Peeker = (*engine.Engine)(nil) // the real engine shows open streams live
 
 // Peeker is an Engine that reads an in-flight session's bodies captured so far
 // (*engine.Engine's Peek). With it, a selected server-sent-events stream is shown live.
