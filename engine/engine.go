@@ -65,6 +65,7 @@ type Engine struct {
 
 	flightMu sync.Mutex
 	inFlight map[session.ID]session.Summary
+	peeks    sync.Map // session.ID -> *peekEntry: running exchanges Peek reads (peek.go)
 
 	hooksMu   sync.Mutex
 	reqHooks  atomic.Pointer[[]RequestHook]
@@ -458,6 +459,7 @@ func (e *Engine) publishFor(ev Event, x *exchange) {
 		e.flightMu.Lock()
 		delete(e.inFlight, ev.Summary.ID)
 		e.flightMu.Unlock()
+		e.peeks.Delete(ev.Summary.ID)
 		e.completed.Add(1)
 	}
 	if len(*e.observers.Load()) > 0 {

@@ -1,163 +1,28 @@
 package engine_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"crypto/tls"
 	"encoding/base64"
 	"encoding/binary"
-	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/encoding/gzip"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/protoadapt"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/dynamicpb"
-	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"inspector/engine"
 	"inspector/engine/content"
 	et "inspector/engine/enginetest"
 	"inspector/engine/filter"
 	"inspector/engine/session"
-	"inspector/rootca"
 )
-
-const greeterProto = `syntax = "proto3";
-package demo.v1;
-message HelloRequest { string name = 1; int32 count = 2; }
-message HelloReply { string message = 1; int32 seq = 2; }
-service Greeter {
-  rpc SayHello(HelloRequest) returns (HelloReply);
-  rpc Stream(HelloRequest) returns (stream HelloReply);
-}
-`
-
-func greeterProtos(t *testing.T) *content.Protos {
-	t.Helper()
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "greeter.proto"), []byte(greeterProto), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	p, err := content.LoadProtos([]string{dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
-// greeter is a real gRPC service built from the .proto at run time (dynamicpb messages
-// through grpc's proto codec), so the test needs no generated code.
-type greeter struct {
-	req, reply protoreflect.MessageDescriptor
-}
-
-func (g greeter) replyMsg(text string, seq int32) *dynamicpb.Message {
-	m := dynamicpb.NewMessage(g.reply)
-	m.Set(g.reply.Fields().ByName("message"), protoreflect.ValueOfString(text))
-	m.Set(g.reply.Fields().ByName("seq"), protoreflect.ValueOfInt32(seq))
-	return m
-}
-
-func (g greeter) name(m *dynamicpb.Message) string {
-	return m.Get(g.req.Fields().ByName("name")).String()
-}
-
-func (g greeter) desc() *grpc.ServiceDesc {
-	return &grpc.ServiceDesc{
-		ServiceName: "demo.v1.Greeter",
-		HandlerType: (*any)(nil),
-		Methods: []grpc.MethodDesc{{MethodName: "SayHello", Handler: func(_ any, ctx context.Context, dec func(any) error, _ grpc.UnaryServerInterceptor) (any, error) {
-			in := dynamicpb.NewMessage(g.req)
-			if err := dec(in); err != nil {
-				return nil, err
-			}
-			if g.name(in) == "fail" {
-				st, err := status.New(codes.InvalidArgument, "bad name: fail").WithDetails(protoadapt.MessageV1Of(wrapperspb.String("name")))
-				if err != nil {
-					return nil, err
-				}
-				return nil, st.Err()
-			}
-			return g.replyMsg("hello "+g.name(in), 1), nil
-		}}},
-		Streams: []grpc.StreamDesc{{StreamName: "Stream", ServerStreams: true, Handler: func(_ any, ss grpc.ServerStream) error {
-			in := dynamicpb.NewMessage(g.req)
-			if err := ss.RecvMsg(in); err != nil {
-				return err
-			}
-			n := in.Get(g.req.Fields().ByName("count")).Int()
-			for i := int64(1); i <= n; i++ {
-				if err := ss.SendMsg(g.replyMsg(fmt.Sprintf("%s #%d", g.name(in), i), int32(i))); err != nil {
-					return err
-				}
-			}
-			return nil
-		}}},
-	}
-}
-
-// startGRPCOrigin serves the greeter over TLS (h2) with a certificate of its own CA,
-// which the proxy is told to trust.
-func startGRPCOrigin(t *testing.T, g greeter) (addr string, ca *rootca.CA) {
-	t.Helper()
-	ca, err := rootca.Load(filepath.Join(t.TempDir(), "origin-ca"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	leaf, err := ca.LeafFor("127.0.0.1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := grpc.NewServer(grpc.Creds(credentials.NewServerTLSFromCert(leaf)))
-	srv.RegisterService(g.desc(), struct{}{})
-	done := make(chan struct{})
-	go func() { defer close(done); srv.Serve(ln) }()
-	t.Cleanup(func() { srv.Stop(); <-done })
-	return ln.Addr().String(), ca
-}
-
-// grpcThroughProxy dials the origin with a real gRPC client whose connection is a
-// CONNECT tunnel through the proxy, TLS to the proxy's MITM certificate, h2 inside.
-func grpcThroughProxy(t *testing.T, p *et.Proxy, origin string) *grpc.ClientConn {
-	t.Helper()
-	dial := func(ctx context.Context, addr string) (net.Conn, error) {
-		c, err := (&net.Dialer{}).DialContext(ctx, "tcp", p.Engine.Addr())
-		if err != nil {
-			return nil, err
-		}
-		fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", addr, addr)
-		br := bufio.NewReader(c)
-		resp, err := http.ReadResponse(br, nil)
-		if err != nil || resp.StatusCode != 200 || br.Buffered() > 0 {
-			c.Close()
-			return nil, fmt.Errorf("CONNECT: %v %v", resp, err)
-		}
-		return c, nil
-	}
-	cc, err := grpc.NewClient("passthrough:///"+origin, grpc.WithContextDialer(dial),
-		grpc.WithTransportCredentials(credentials.NewTLS(&tls.Config{RootCAs: p.CAPool(), ServerName: "127.0.0.1"})))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cc.Close() })
-	return cc
-}
 
 func viewByName(vs []content.View, name string) *content.View {
 	for i := range vs {
@@ -172,33 +37,33 @@ func viewByName(vs []content.View, name string) *content.View {
 // error with status details, and a server stream; each decodes without a schema (fields
 // by number) and with the .proto (names, via protojson), with status from the trailers.
 func TestGRPCThroughProxyDecodes(t *testing.T) {
-	protos := greeterProtos(t)
+	protos := et.GreeterProtos(t)
 	m, _ := protos.Method("/demo.v1.Greeter/SayHello")
-	g := greeter{req: m.Input(), reply: m.Output()}
-	origin, originCA := startGRPCOrigin(t, g)
+	g := et.Greeter{Req: m.Input(), Reply: m.Output()}
+	origin, originCA := et.StartGRPCOrigin(t, g)
 	p := et.StartProxy(t, func(c *engine.Config) { c.UpstreamRoots.AddCert(originCA.Cert()) })
-	cc := grpcThroughProxy(t, p, origin)
+	cc := et.GRPCThroughProxy(t, p, origin)
 	ctx := context.Background()
 
 	req := func(name string, count int32) *dynamicpb.Message {
-		r := dynamicpb.NewMessage(g.req)
-		r.Set(g.req.Fields().ByName("name"), protoreflect.ValueOfString(name))
-		r.Set(g.req.Fields().ByName("count"), protoreflect.ValueOfInt32(count))
+		r := dynamicpb.NewMessage(g.Req)
+		r.Set(g.Req.Fields().ByName("name"), protoreflect.ValueOfString(name))
+		r.Set(g.Req.Fields().ByName("count"), protoreflect.ValueOfInt32(count))
 		return r
 	}
-	reply := dynamicpb.NewMessage(g.reply)
+	reply := dynamicpb.NewMessage(g.Reply)
 	if err := cc.Invoke(ctx, "/demo.v1.Greeter/SayHello", req("ann", 0), reply); err != nil {
 		t.Fatal(err)
 	}
-	if got := reply.Get(g.reply.Fields().ByName("message")).String(); got != "hello ann" {
+	if got := reply.Get(g.Reply.Fields().ByName("message")).String(); got != "hello ann" {
 		t.Fatalf("reply %q", got)
 	}
 	unary := p.Next(t)
-	if err := cc.Invoke(ctx, "/demo.v1.Greeter/SayHello", req("zip", 0), dynamicpb.NewMessage(g.reply), grpc.UseCompressor(gzip.Name)); err != nil {
+	if err := cc.Invoke(ctx, "/demo.v1.Greeter/SayHello", req("zip", 0), dynamicpb.NewMessage(g.Reply), grpc.UseCompressor(gzip.Name)); err != nil {
 		t.Fatal(err)
 	}
 	zipped := p.Next(t)
-	err := cc.Invoke(ctx, "/demo.v1.Greeter/SayHello", req("fail", 0), dynamicpb.NewMessage(g.reply))
+	err := cc.Invoke(ctx, "/demo.v1.Greeter/SayHello", req("fail", 0), dynamicpb.NewMessage(g.Reply))
 	if status.Code(err) != codes.InvalidArgument {
 		t.Fatalf("fail call: %v", err)
 	}
@@ -213,7 +78,7 @@ func TestGRPCThroughProxyDecodes(t *testing.T) {
 	st.CloseSend()
 	n := 0
 	for {
-		if err := st.RecvMsg(dynamicpb.NewMessage(g.reply)); err == io.EOF {
+		if err := st.RecvMsg(dynamicpb.NewMessage(g.Reply)); err == io.EOF {
 			break
 		} else if err != nil {
 			t.Fatal(err)
@@ -297,11 +162,11 @@ func lpFrame(flag byte, msg []byte) []byte {
 // A Connect (unary and streaming) and a gRPC-Web (binary and text) exchange through the
 // proxy, with origins that speak each protocol's framing.
 func TestConnectAndGRPCWebThroughProxy(t *testing.T) {
-	protos := greeterProtos(t)
+	protos := et.GreeterProtos(t)
 	m, _ := protos.Method("/demo.v1.Greeter/SayHello")
-	g := greeter{req: m.Input(), reply: m.Output()}
+	g := et.Greeter{Req: m.Input(), Reply: m.Output()}
 	wire := func(text string) []byte {
-		b, err := protos.EncodeJSON(g.reply, `{"message":"`+text+`","seq":1}`)
+		b, err := protos.EncodeJSON(g.Reply, `{"message":"`+text+`","seq":1}`)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -332,7 +197,7 @@ func TestConnectAndGRPCWebThroughProxy(t *testing.T) {
 	}))
 	p := et.StartProxy(t, nil, o)
 	c := p.Client(t, et.ClientH2)
-	reqMsg, _ := protos.EncodeJSON(g.req, `{"name":"eve"}`)
+	reqMsg, _ := protos.EncodeJSON(g.Req, `{"name":"eve"}`)
 	call := func(method, ct string, body []byte, hdr ...string) *session.Session {
 		t.Helper()
 		r, _ := http.NewRequest("POST", o.URL+"/demo.v1.Greeter/"+method, bytes.NewReader(body))

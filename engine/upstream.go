@@ -412,6 +412,7 @@ func (u *upstream) modifyResponse(resp *http.Response) error {
 			x.s.Response.Header = resp.Header
 		}
 	}
+	u.e.peekable(x)
 	u.e.publish(Event{Kind: EventUpdate, Summary: inflight(x.s)})
 	return nil
 }

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/widget"
 
+	"inspector/engine/content"
 	"inspector/engine/hooks/breakpoint"
 	"inspector/engine/session"
 	"inspector/ui/render"
@@ -23,6 +25,9 @@ import (
 // sessions wait. UI goroutine only.
 type BreakpointWindow struct {
 	dbg Debugger
+	// protos returns the instance's protobuf schemas (Deps.Protos): paused protobuf
+	// bodies of known methods are edited as JSON. nil: bodies are shown as they are.
+	protos func() *content.Protos
 
 	QueueLabel *widget.Label
 	Queue      *widget.List
@@ -46,9 +51,10 @@ type BreakpointWindow struct {
 	onError func(error)
 }
 
-// NewBreakpointWindow builds the panel's content over dbg.
-func NewBreakpointWindow(dbg Debugger) *BreakpointWindow {
-	w := &BreakpointWindow{dbg: dbg}
+// NewBreakpointWindow builds the panel's content over dbg; protos (nil: none) gives the
+// schemas with which paused protobuf bodies are edited as JSON.
+func NewBreakpointWindow(dbg Debugger, protos func() *content.Protos) *BreakpointWindow {
+	w := &BreakpointWindow{dbg: dbg, protos: protos}
 	w.QueueLabel = heading("Nothing paused")
 	w.Queue = lineList(&w.paused, "#000000 response GET https://example.com/", queueLine)
 	w.Queue.OnSelected = func(i widget.ListItemID) {
@@ -151,6 +157,9 @@ func (w *BreakpointWindow) Select(id session.ID) bool {
 	w.selected = id
 	set := w.dbg.BreakpointSettings()
 	ed := NewPausedEditor(w.dbg, w.paused[i])
+	if w.protos != nil {
+		ed.useProtos(w.protos())
+	}
 	ed.setTimeout(time.Duration(set.Timeout), set.OnTimeout)
 	ed.done = w.refresh
 	ed.onError = w.onError
@@ -241,8 +250,10 @@ type PausedEditor struct {
 	Body    *widget.Entry
 	// heldBody is a body too large to show in Body (setBody).
 	heldBody []byte
-	Info     *widget.Label
-	Expiry   *widget.Label
+	// proto, when set, is the protobuf body shown as JSON (breakpoints_proto.go).
+	proto  *protoBody
+	Info   *widget.Label
+	Expiry *widget.Label
 	// Err shows why the last action was refused (empty when none was).
 	Err *widget.Label
 
@@ -370,7 +381,15 @@ func (e *PausedEditor) Edits() (*breakpoint.Edits, error) {
 	if !sameHeader(h, e.p.Header) {
 		ed.Header = h
 	}
-	if b := bodyOf(e.Body, e.heldBody); string(b) != string(e.p.Body) {
+	b, changed, err := e.editedBody()
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case changed && e.proto != nil: // binary messages travel as base64
+		s := base64.StdEncoding.EncodeToString(b)
+		ed.BodyBase64 = &s
+	case changed:
 		s := string(b)
 		ed.Body = &s
 	}
@@ -439,7 +458,13 @@ func (e *PausedEditor) Answer() (breakpoint.Answer, error) {
 		return breakpoint.Answer{}, err
 	}
 	h.Del("Content-Encoding") // the answer body is sent as typed
-	return breakpoint.Answer{Status: n, Reason: strings.TrimSpace(e.Reason.Text), Header: h, Body: string(bodyOf(e.Body, e.heldBody))}, nil
+	body := bodyOf(e.Body, e.heldBody)
+	if e.proto != nil {
+		if body, err = e.proto.encode(e.Body.Text); err != nil {
+			return breakpoint.Answer{}, err
+		}
+	}
+	return breakpoint.Answer{Status: n, Reason: strings.TrimSpace(e.Reason.Text), Header: h, Body: string(body)}, nil
 }
 
 // decide reads the fields with read and, when they are valid, acts with apply.

@@ -202,7 +202,7 @@ func (v *debugViews) showPanel() {
 		return
 	}
 	if v.bp == nil {
-		v.bp = NewBreakpointWindow(v.dbg)
+		v.bp = NewBreakpointWindow(v.dbg, v.u.deps.Protos)
 		v.bpWin = v.newWindow("Breakpoints", fyne.NewSize(1100, 720), v.bp.Content, func() { v.bp, v.bpWin = nil, nil })
 		win := v.bpWin
 		v.bp.onCount = func(n int) { win.SetTitle(breakpointTitle(n)) }

@@ -14,6 +14,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"inspector/engine"
+	"inspector/engine/content"
 	et "inspector/engine/enginetest"
 	"inspector/engine/hooks/breakpoint"
 	"inspector/engine/hooks/rules"
@@ -71,6 +72,14 @@ type debugRig struct {
 func newDebugRig(t *testing.T, extra ...*et.Origin) *debugRig {
 	o := et.StartOrigin(t, et.OriginH1Plain, nil)
 	p := et.StartProxy(t, nil, append([]*et.Origin{o}, extra...)...)
+	r := newDebugRigOn(t, p, nil)
+	r.o = o
+	return r
+}
+
+// newDebugRigOn is newDebugRig over proxy p, with the instance's protobuf schemas protos
+// (nil: none).
+func newDebugRigOn(t *testing.T, p *et.Proxy, protos func() *content.Protos) *debugRig {
 	m, err := breakpoint.New("")
 	if err != nil {
 		t.Fatal(err)
@@ -84,8 +93,8 @@ func newDebugRig(t *testing.T, extra ...*et.Origin) *debugRig {
 	m.Install(p.Engine)
 	t.Cleanup(m.Close)
 	dbg := testDebugger{m, p, rs, filepath.Join(dir, "composer-history.json")}
-	r := &debugRig{t: t, o: o, p: p, m: m, dbg: dbg, posted: make(chan func(), 256)}
-	r.u, _ = newTestUI(t, Deps{Store: openStore(t), Engine: p.Engine, Debug: dbg})
+	r := &debugRig{t: t, p: p, m: m, dbg: dbg, posted: make(chan func(), 256)}
+	r.u, _ = newTestUI(t, Deps{Store: openStore(t), Engine: p.Engine, Debug: dbg, Protos: protos})
 	// Set before any breakpoint exists: the manager's lock orders this write before the
 	// hook goroutines' reads.
 	r.u.debug.post = func(f func()) { r.posted <- f }

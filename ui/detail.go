@@ -431,6 +431,8 @@ type detailPane struct {
 	// cur is the session shown; extrasFor the one the secondary tabs were filled for.
 	cur       *session.Session
 	extrasFor session.ID
+	// liveCancel stops the live refresh of an open event stream (live.go).
+	liveCancel context.CancelFunc
 
 	mark    *widget.Select // the user's mark of the shown session
 	comment *widget.Entry  // and comment
@@ -558,6 +560,7 @@ func (d *detailPane) object() fyne.CanvasObject { return d.box }
 
 // reset shows no session.
 func (d *detailPane) reset() {
+	d.stopLive()
 	d.shown = 0
 	d.loadGen++
 	d.title.SetText(noSelection)
@@ -567,6 +570,7 @@ func (d *detailPane) reset() {
 // show displays session id: from the recent cache at once, else loaded from the store
 // off the UI goroutine. An in-flight session shows its summary until it completes.
 func (d *detailPane) show(id session.ID) {
+	d.stopLive()
 	d.shown = id
 	d.loadGen++
 	gen := d.loadGen
@@ -596,6 +600,7 @@ func (d *detailPane) loaded(id session.ID, s *session.Session, err error) {
 	if err != nil || s == nil {
 		if r, ok := d.u.model.Get(id); ok && r.InFlight {
 			d.title.SetText(fmt.Sprintf("#%d  %s %s  — in flight", r.ID, r.Method, r.URL))
+			defer d.startLive(id) // an open event stream is shown as it arrives
 		} else {
 			d.title.SetText(fmt.Sprintf("#%d could not be loaded: %v", id, err))
 		}

@@ -14,9 +14,7 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
 
-	"inspector/engine"
 	"inspector/engine/session"
-	"inspector/rootca"
 	"inspector/ui/viewmodel"
 )
 
@@ -31,22 +29,7 @@ func TestLiveTrafficThroughRealEngine(t *testing.T) {
 	}))
 	defer origin.Close()
 
-	ca, err := rootca.Load(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	eng, err := engine.New(engine.Config{Listen: "127.0.0.1:0", CA: ca})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go eng.Serve()
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		eng.Close(ctx)
-	}()
-	sub := eng.Subscribe(1024)
-	defer sub.Close()
+	eng, sub := startTestEngine(t)
 
 	st := openStore(t)
 	u, _ := newTestUI(t, Deps{Store: st, Engine: eng})

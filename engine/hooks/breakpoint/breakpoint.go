@@ -735,7 +735,14 @@ func (m *Manager) OnRequest(ctx context.Context, f *engine.Flow) error {
 		return nil
 	}
 	r := f.Request
-	raw, trunc, err := holdBody(r.Header, &r.Body)
+	var raw []byte
+	var trunc bool
+	var err error
+	if grpcRequest(r.Header) {
+		raw, trunc, err = holdFirstMessage(&r.Body) // grpchold.go
+	} else {
+		raw, trunc, err = holdBody(r.Header, &r.Body)
+	}
 	if err != nil {
 		return fmt.Errorf("breakpoint: reading the request body: %w", err)
 	}
@@ -773,6 +780,12 @@ func (m *Manager) OnRequest(ctx context.Context, f *engine.Flow) error {
 		}
 	}
 	if nb, ok := newBody(e, r.Header, &info); ok {
+		if g, held := r.Body.(*grpcHeld); held {
+			// The edited first message, then the rest of the stream; gRPC has no length.
+			r.Body, r.ContentLength = g.withRest(nb), -1
+			r.Header.Del("Content-Length")
+			return nil
+		}
 		if r.Body != nil {
 			r.Body.Close()
 		}
@@ -834,7 +847,14 @@ func (m *Manager) OnResponse(ctx context.Context, f *engine.Flow) error {
 	if resp.StatusCode == http.StatusSwitchingProtocols {
 		return nil // an upgraded connection has no body to edit
 	}
-	raw, trunc, err := holdBody(resp.Header, &resp.Body)
+	var raw []byte
+	var trunc bool
+	var err error
+	if grpcRequest(resp.Header) {
+		raw, trunc, err = holdFirstMessage(&resp.Body) // grpchold.go
+	} else {
+		raw, trunc, err = holdBody(resp.Header, &resp.Body)
+	}
 	if err != nil {
 		return fmt.Errorf("breakpoint: reading the response body: %w", err)
 	}
@@ -878,6 +898,12 @@ func (m *Manager) OnResponse(ctx context.Context, f *engine.Flow) error {
 		}
 	}
 	if nb, ok := newBody(e, resp.Header, &info); ok {
+		if g, held := resp.Body.(*grpcHeld); held {
+			// The edited first message, then the rest and the trailers (grpc-status).
+			resp.Body, resp.ContentLength = g.withRest(nb), -1
+			resp.Header.Del("Content-Length")
+			return nil
+		}
 		if resp.Body != nil {
 			resp.Body.Close()
 		}
