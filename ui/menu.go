@@ -109,6 +109,7 @@ func newMenus(u *UI) *menus {
 		item("Break on this host", u.debug.breakOnSelectedHost, nil),
 		item("Rules…", u.debug.showRules, nil),
 		item("Network conditions…", func() { u.networkDialog() }, nil),
+		item("Protobuf schemas…", func() { u.schemasDialog() }, nil),
 		fyne.NewMenuItemSeparator(),
 		item("System proxy…", u.status.proxyDialog, nil),
 		item("Root CA…", u.status.caDialog, nil),

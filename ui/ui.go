@@ -127,6 +127,9 @@ type Deps struct {
 	// Protos returns the instance's protobuf schemas for the body views (gRPC messages
 	// by name); nil, or a nil result, decodes protobuf without a schema.
 	Protos func() *content.Protos
+	// Schemas shows and changes the instance's protobuf schema folders (Capture ▸ Protobuf
+	// schemas…); nil disables the item.
+	Schemas ProtoSchemas
 	// DataDir is the instance's data directory (the diff ignore list, scripts); "" for
 	// none.
 	DataDir string

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 
 	"inspector/engine/content"
@@ -15,12 +16,15 @@ import (
 )
 
 // The running instance's protobuf schemas: `inspector --proto-path DIR[,DIR]` (or
-// INSPECTOR_PROTO_PATH), loaded once at start; the control API's content route and the
-// window read them through instanceProtos.
+// INSPECTOR_PROTO_PATH), loaded on first use; the control API (`/api/v1/protos`) and the
+// window (Capture ▸ Protobuf schemas…) replace them while it runs. The control API's content
+// route and the window read them through instanceProtos.
 var (
 	instanceProtoPath  []string
 	instanceProtosOnce sync.Once
+	instanceProtosMu   sync.Mutex
 	instanceProtosVal  *content.Protos
+	instanceProtosErr  error
 )
 
 // protoPathFlag registers --proto-path on the instance's flag set (repeatable; commas or
@@ -47,13 +51,77 @@ func instanceProtos() *content.Protos {
 		if len(dirs) == 0 {
 			return
 		}
-		p, err := content.LoadProtos(dirs)
-		if err != nil {
+		if _, err := setInstanceProtoPath(dirs); err != nil {
 			fmt.Fprintf(stderr, "inspector: --proto-path: %v\n", err)
 		}
-		instanceProtosVal = p
 	})
+	instanceProtosMu.Lock()
+	defer instanceProtosMu.Unlock()
 	return instanceProtosVal
+}
+
+// setInstanceProtoPath loads dirs (none: no schemas) and makes them the instance's
+// schemas. Files that fail are in the error; the others still load and are used.
+func setInstanceProtoPath(dirs []string) (*content.Protos, error) {
+	var p *content.Protos
+	var err error
+	if len(dirs) > 0 {
+		p, err = content.LoadProtos(dirs)
+	}
+	instanceProtosMu.Lock()
+	defer instanceProtosMu.Unlock()
+	instanceProtoPath, instanceProtosVal, instanceProtosErr = append([]string(nil), dirs...), p, err
+	return p, err
+}
+
+// protoState is GET /api/v1/protos's answer and the window's view of the schemas.
+type protoState struct {
+	Paths []string `json:"paths"`
+	Files []string `json:"files"`
+	Error string   `json:"error,omitempty"`
+}
+
+func currentProtoState() protoState {
+	instanceProtos() // the flag's schemas, once
+	instanceProtosMu.Lock()
+	defer instanceProtosMu.Unlock()
+	st := protoState{Paths: append([]string{}, instanceProtoPath...), Files: []string{}}
+	if instanceProtosVal != nil {
+		st.Files = instanceProtosVal.Files()
+	}
+	if instanceProtosErr != nil {
+		st.Error = instanceProtosErr.Error()
+	}
+	return st
+}
+
+// protoHandlers serve
+//
+//	GET /api/v1/protos   {"paths": [...], "files": [...], "error"?}
+//	PUT /api/v1/protos   {"paths": [...]} → the GET document (loads the folders now)
+func protoHandlers() map[string]http.Handler {
+	return map[string]http.Handler{
+		"GET /api/v1/protos": http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { writeJSON(w, currentProtoState()) }),
+		"PUT /api/v1/protos": http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			var in struct {
+				Paths []string `json:"paths"`
+			}
+			if !readJSON(w, r, &in, false) {
+				return
+			}
+			for _, d := range in.Paths {
+				if fi, err := os.Stat(d); err != nil {
+					writeJSONError(w, http.StatusBadRequest, err.Error())
+					return
+				} else if !fi.IsDir() && !strings.HasSuffix(d, ".proto") && !strings.HasSuffix(d, ".pb") && !strings.HasSuffix(d, ".binpb") {
+					writeJSONError(w, http.StatusBadRequest, d+": not a folder, .proto file or descriptor set")
+					return
+				}
+			}
+			setInstanceProtoPath(in.Paths) // a file that fails is reported in the answer's error
+			writeJSON(w, currentProtoState())
+		}),
+	}
 }
 
 // contentPattern serves a session's decoded views, as `show --json` prints them under
@@ -87,4 +155,17 @@ func pathSession(w http.ResponseWriter, r *http.Request, st *store.Store) (ss *s
 		return ss, true
 	}
 	return nil, false
+}
+
+// protoSchemas is the window's view of the instance's schemas (ui.ProtoSchemas).
+type protoSchemas struct{}
+
+func (protoSchemas) State() (paths, files []string, loadErr string) {
+	st := currentProtoState()
+	return st.Paths, st.Files, st.Error
+}
+
+func (protoSchemas) SetPaths(paths []string) error {
+	_, err := setInstanceProtoPath(paths)
+	return err
 }

@@ -136,3 +136,58 @@ service Greeter { rpc SayHello(Req) returns (Reply); }`), 0o644)
 		t.Fatalf("show via instance: %d %v %s %s", code, err, out, errOut)
 	}
 }
+
+// PUT /api/v1/protos loads schemas into the running instance: the content route then names
+// the gRPC message's fields; a folder that does not exist is a 400 and changes nothing.
+func TestControlProtosRoute(t *testing.T) {
+	oldPath := instanceProtoPath
+	instanceProtoPath, instanceProtosOnce, instanceProtosVal = nil, sync.Once{}, nil
+	t.Setenv("INSPECTOR_PROTO_PATH", "")
+	t.Cleanup(func() { setInstanceProtoPath(nil); instanceProtoPath, instanceProtosOnce = oldPath, sync.Once{} })
+	dir := t.TempDir()
+	st, err := store.Open(filepath.Join(dir, "sessions.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	s := mkSession(st.NextID(), 200, grpcFrame(protowire.AppendString(protowire.AppendTag(nil, 1, protowire.BytesType), "hi")))
+	s.Request.Method, s.Request.URL = "POST", "https://rpc.example/demo.v1.Greeter/SayHello"
+	s.Request.Header = http.Header{"Content-Type": {"application/grpc"}}
+	s.Response.Header = http.Header{"Content-Type": {"application/grpc"}}
+	st.Put(s)
+	st.Flush()
+	_, stop, err := startControl(dir, "127.0.0.1:8080", st, protoHandlers())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	api, err := newControlClient(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ps protoState
+	if err := api.do("GET", "/api/v1/protos", nil, &ps); err != nil || len(ps.Paths) != 0 || len(ps.Files) != 0 {
+		t.Fatalf("initial: %v %+v", err, ps)
+	}
+	var c showContent
+	api.do("GET", "/api/v1/sessions/1/content", nil, &c)
+	if len(c.Response) == 0 || !strings.Contains(c.Response[0].Text, `1: "hi"`) {
+		t.Fatalf("without schemas: %+v", c.Response)
+	}
+	protoDir := t.TempDir()
+	os.WriteFile(filepath.Join(protoDir, "g.proto"), []byte(`syntax = "proto3"; package demo.v1;
+message Req { string name = 1; } message Reply { string message = 1; }
+service Greeter { rpc SayHello(Req) returns (Reply); }`), 0o644)
+	var ce *controlError
+	if err := api.call("PUT", "/api/v1/protos", map[string]any{"paths": []string{filepath.Join(protoDir, "missing")}}, &ps); !errors.As(err, &ce) || ce.Status != 400 {
+		t.Fatalf("missing folder: %v", err)
+	}
+	if err := api.call("PUT", "/api/v1/protos", map[string]any{"paths": []string{protoDir}}, &ps); err != nil || len(ps.Files) != 1 || ps.Error != "" {
+		t.Fatalf("load: %v %+v", err, ps)
+	}
+	c = showContent{}
+	api.do("GET", "/api/v1/sessions/1/content", nil, &c)
+	if len(c.Response) == 0 || !strings.Contains(c.Response[0].Text, `"message":`) {
+		t.Fatalf("with schemas loaded through the API: %+v", c.Response)
+	}
+}

@@ -236,6 +236,9 @@ func startInstance(dir string, f instanceFlags) (_ *instance, err error) {
 		return nil, err
 	}
 	inst.shaper = shaper
+	for p, h := range protoHandlers() {
+		routes[p] = h
+	}
 	for p, h := range netProfileHandlers(shaper) {
 		routes[p] = h
 	}

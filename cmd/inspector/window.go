@@ -63,7 +63,7 @@ func runWindow(inst *instance) error {
 
 // windowDeps adapts the instance's parts to the UI's interfaces.
 func windowDeps(inst *instance, events <-chan engine.Event) ui.Deps {
-	d := ui.Deps{Events: events, HAR: harCodec(), OpenStore: openStoreReadOnly, DataDir: inst.dataDir, Protos: instanceProtos}
+	d := ui.Deps{Events: events, HAR: harCodec(), OpenStore: openStoreReadOnly, DataDir: inst.dataDir, Protos: instanceProtos, Schemas: protoSchemas{}}
 	// Preferences live in the data directory: two instances on two data directories never
 	// share (or race on) one file.
 	if inst.dataDir != "" {
