@@ -1,0 +1,41 @@
+package ui
+
+import (
+	"testing"
+
+	"inspector/store"
+)
+
+// Over a store with more sessions than the window holds, "Follow newest" (on by default)
+// shows the newest session once the older ones are paged in front of the held rows
+// (the bug: the list stayed at the old bottom offset, showing ids near the held count).
+func TestFollowNewestShowsNewestAfterPaging(t *testing.T) {
+	const n, held = 6000, 1000
+	st := bigStore(t, n)
+	newest, err := st.List(store.Query{Newest: true, Limit: 1})
+	if err != nil || len(newest) != 1 {
+		t.Fatal(err)
+	}
+	u, posts := pagedUI(t, st, held)
+	w := u.win
+	if !u.Following() {
+		t.Fatal("follow newest is off by default")
+	}
+	runPosts(posts, func() bool { return u.model.Stored() != nil })
+	if u.model.Len() != n {
+		t.Fatalf("list has %d rows, want %d", u.model.Len(), n)
+	}
+	w.Canvas().Refresh(w.Content())
+	on := rowsOnScreen(u)
+	r, ok := on[n-1]
+	if !ok {
+		lo := n
+		for i := range on {
+			lo = min(lo, i)
+		}
+		t.Fatalf("newest row (%d) not on screen; first row shown is %d of %d", n-1, lo, n)
+	}
+	if r.id != newest[0].ID {
+		t.Fatalf("last row shows #%d, want the newest #%d", r.id, newest[0].ID)
+	}
+}
