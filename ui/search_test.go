@@ -1,0 +1,118 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/widget"
+)
+
+// searchDone reports whether the query in s has streamed and counted.
+func searchDone(s *searchWindow) bool { return s.pending == 0 && s.count >= 0 }
+
+// wantURLMatches counts bigStore's sessions whose URL contains sub.
+func wantURLMatches(n int, sub string) int {
+	c := 0
+	for i := range n {
+		host := "a.example"
+		if i%10 == 0 {
+			host = "b.example"
+		}
+		if strings.Contains(fmt.Sprintf("https://%s/item/%d", host, i), sub) {
+			c++
+		}
+	}
+	return c
+}
+
+func TestSearchEverythingNewestFirstWithSnippet(t *testing.T) {
+	const n = 3000
+	st := bigStore(t, n)
+	u, posts := pagedUI(t, st, 1000)
+	u.OpenSearch()
+	s := u.search
+	if s == nil {
+		t.Fatal("no search window")
+	}
+	test.Type(s.entry, "ITEM/12") // text: ignores case
+	runPosts(posts, func() bool { return s.query == "ITEM/12" && searchDone(s) })
+	if s.runs != 1 {
+		t.Fatalf("%d queries for one burst of typing, want 1 (debounced)", s.runs)
+	}
+	want := wantURLMatches(n, "item/12") // 111: more than one page of results
+	if want <= searchPage {
+		t.Fatalf("fixture too small: %d", want)
+	}
+	if s.count != want || len(s.hits) != want {
+		t.Fatalf("count %d, hits %d, want %d (err %v)", s.count, len(s.hits), want, s.err)
+	}
+	for i, h := range s.hits {
+		if i > 0 && h.sum.ID >= s.hits[i-1].sum.ID {
+			t.Fatalf("hit %d (#%d) not older than hit %d (#%d)", i, h.sum.ID, i-1, s.hits[i-1].sum.ID)
+		}
+		if !strings.Contains(h.sum.URL, "item/12") {
+			t.Fatalf("hit %q does not match", h.sum.URL)
+		}
+	}
+	h := s.hits[0]
+	if !h.ok || h.snip.Part != "url" || h.snip.Text[h.snip.Start:h.snip.End] != "item/12" {
+		t.Fatalf("snippet of the newest hit = %+v", h.snip)
+	}
+	segs := snippetSegments(&h)
+	mark := segs[2].(*widget.TextSegment)
+	if mark.Text != "item/12" || !mark.Style.TextStyle.Bold {
+		t.Fatalf("highlighted segment = %q bold=%v", mark.Text, mark.Style.TextStyle.Bold)
+	}
+	if got := s.status.Text; got != fmt.Sprintf("%d matches", want) {
+		t.Fatalf("status %q", got)
+	}
+
+	// Enter selects the newest result in the main list.
+	s.entry.TypedKey(&fyne.KeyEvent{Name: fyne.KeyReturn})
+	if id, ok := u.model.Selected(); !ok || id != h.sum.ID {
+		t.Fatalf("Enter selected #%d %v, want #%d", id, ok, h.sum.ID)
+	}
+}
+
+func TestSearchEverythingNewerQueryCancelsOlder(t *testing.T) {
+	const n = 3000
+	st := bigStore(t, n)
+	u, posts := pagedUI(t, st, 1000)
+	u.OpenSearch()
+	s := u.search
+	first := s.run("item/1")
+	second := s.run("item/29")
+	if first.Err() == nil {
+		t.Fatal("the older query was not cancelled")
+	}
+	if second.Err() != nil {
+		t.Fatal("the newer query is cancelled")
+	}
+	runPosts(posts, func() bool { return searchDone(s) })
+	want := wantURLMatches(n, "item/29")
+	if s.count != want || len(s.hits) != want {
+		t.Fatalf("count %d hits %d, want %d", s.count, len(s.hits), want)
+	}
+	for _, h := range s.hits {
+		if !strings.Contains(h.sum.URL, "item/29") {
+			t.Fatalf("a result of the cancelled query is shown: %q", h.sum.URL)
+		}
+	}
+	// An empty query clears the results; a bad store is reported, not a crash.
+	s.run("")
+	if len(s.hits) != 0 || s.status.Text != "" {
+		t.Fatalf("empty query: %d hits, status %q", len(s.hits), s.status.Text)
+	}
+}
+
+func TestSearchEverythingWithoutStoreSaysSo(t *testing.T) {
+	u, _ := newTestUI(t, Deps{})
+	u.OpenSearch()
+	u.search.run("x")
+	if !strings.Contains(u.search.status.Text, "needs the capture store") {
+		t.Fatalf("status %q", u.search.status.Text)
+	}
+}
