@@ -39,3 +39,28 @@ func TestFollowNewestShowsNewestAfterPaging(t *testing.T) {
 		t.Fatalf("last row shows #%d, want the newest #%d", r.id, newest[0].ID)
 	}
 }
+
+// A window opened over a store that fits in memory shows the newest session at once: the
+// scroll New asks for, before the list has a size, used to be lost (the window opened
+// at the oldest row).
+func TestFollowNewestAtStart(t *testing.T) {
+	const n = 500
+	st := bigStore(t, n)
+	u, w := newTestUI(t, Deps{Store: st, MaxRows: 1000})
+	w.Canvas().Refresh(w.Content())
+	if u.model.Len() != n {
+		t.Fatalf("%d rows", u.model.Len())
+	}
+	r, ok := rowsOnScreen(u)[n-1]
+	if !ok || r.id != st.NextID()-1 {
+		t.Fatalf("the newest row is not on screen at start (offset %v)", u.list.list.GetScrollOffset())
+	}
+	// Following off: a resize leaves the list where the user put it.
+	u.setFollow(false)
+	u.list.list.ScrollToTop()
+	w.Resize(w.Canvas().Size().AddWidthHeight(0, 40))
+	w.Canvas().Refresh(w.Content())
+	if _, ok := rowsOnScreen(u)[0]; !ok {
+		t.Fatal("a resize with following off scrolled away from the top")
+	}
+}
