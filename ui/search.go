@@ -284,6 +284,10 @@ func (s *searchWindow) choose(i int) {
 	if i < 0 || i >= len(s.hits) {
 		return
 	}
+	id := s.hits[i].sum.ID
 	s.u.setFollow(false)
-	s.u.SelectID(s.hits[i].sum.ID)
+	if p := s.u.model.Stored(); p != nil && s.u.model.IndexOf(id) < 0 {
+		p.Locate(id) // an older stored row: read its page so the list can scroll to it
+	}
+	s.u.SelectID(id)
 }

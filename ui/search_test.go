@@ -116,3 +116,34 @@ func TestSearchEverythingWithoutStoreSaysSo(t *testing.T) {
 		t.Fatalf("status %q", u.search.status.Text)
 	}
 }
+
+// Choosing an old result scrolls the main list to it even when its stored page is not in
+// memory.
+func TestSearchEverythingChoosesAnOldStoredRow(t *testing.T) {
+	const n = 20_000
+	st := bigStore(t, n)
+	u, posts := pagedUI(t, st, 1000)
+	runPosts(posts, func() bool { return u.model.Stored() != nil })
+	u.OpenSearch()
+	s := u.search
+	s.run("item/123") // 123, 1230-1239, 12300-12399
+	runPosts(posts, func() bool { return searchDone(s) })
+	last := len(s.hits) - 1
+	if last < 0 || !strings.HasSuffix(s.hits[last].sum.URL, "/item/123") {
+		t.Fatalf("%d hits", len(s.hits))
+	}
+	id := s.hits[last].sum.ID
+	if u.model.IndexOf(id) >= 0 {
+		t.Fatal("fixture: the oldest hit's page is in memory")
+	}
+	s.list.Select(last)
+	if sel, ok := u.model.Selected(); !ok || sel != id {
+		t.Fatalf("selected #%d %v, want #%d", sel, ok, id)
+	}
+	w := u.win
+	w.Canvas().Refresh(w.Content())
+	i := u.model.IndexOf(id)
+	if r, ok := rowsOnScreen(u)[i]; i < 0 || !ok || r.id != id {
+		t.Fatalf("the chosen row (index %d) is not on screen", i)
+	}
+}
