@@ -147,3 +147,21 @@ func TestSearchEverythingChoosesAnOldStoredRow(t *testing.T) {
 		t.Fatalf("the chosen row (index %d) is not on screen", i)
 	}
 }
+
+// Edit ▸ Search everything… (Ctrl+Shift+F) opens the search window.
+func TestSearchEverythingMenuItem(t *testing.T) {
+	u, w := newTestUI(t, Deps{Store: bigStore(t, 10)})
+	it := menuItem(t, editMenu(t, w, "Edit"), "Search everything…")
+	want := shortcut(fyne.KeyF, fyne.KeyModifierShortcutDefault|fyne.KeyModifierShift).ShortcutName()
+	if sc, ok := it.Shortcut.(interface{ ShortcutName() string }); !ok || sc.ShortcutName() != want {
+		t.Fatalf("shortcut = %v, want %s", it.Shortcut, want)
+	}
+	it.Action()
+	if u.search == nil || windowTitled(u.app, "Search everything") == nil {
+		t.Fatal("no search window")
+	}
+	u.search.win.Close()
+	if u.search != nil {
+		t.Fatal("the closed window is still the search window")
+	}
+}
