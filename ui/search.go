@@ -79,10 +79,14 @@ func (u *UI) OpenSearch() {
 	s.win = u.app.NewWindow("Search everything")
 	s.win.SetContent(container.NewBorder(container.NewVBox(s.entry, s.status), nil, nil, nil, s.list))
 	s.win.Resize(fyne.NewSize(800, 560))
+	stop := make(chan struct{})
 	s.win.SetOnClosed(func() {
+		close(stop)
 		s.cancel()
 		u.search = nil
 	})
+	// The index's progress moves on its own while the window is open.
+	u.every(time.Second, stop, func() { s.status.SetText(s.statusText()) })
 	u.search = s
 	s.win.Show()
 	s.win.Canvas().Focus(s.entry)

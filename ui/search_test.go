@@ -28,15 +28,23 @@ func wantURLMatches(n int, sub string) int {
 	return c
 }
 
-func TestSearchEverythingNewestFirstWithSnippet(t *testing.T) {
-	const n = 3000
-	st := bigStore(t, n)
-	u, posts := pagedUI(t, st, 1000)
+// searchUI opens the window over a store of n sessions (1000 held in memory), once the
+// stored pages are in, and its search window.
+func searchUI(t *testing.T, n int) (*UI, *searchWindow, chan func()) {
+	u, posts := pagedUI(t, bigStore(t, n), 1000)
+	if n > 1000 {
+		runPosts(posts, func() bool { return u.model.Stored() != nil })
+	}
 	u.OpenSearch()
-	s := u.search
-	if s == nil {
+	if u.search == nil {
 		t.Fatal("no search window")
 	}
+	return u, u.search, posts
+}
+
+func TestSearchEverythingNewestFirstWithSnippet(t *testing.T) {
+	const n = 3000
+	u, s, posts := searchUI(t, n)
 	test.Type(s.entry, "ITEM/12") // text: ignores case
 	runPosts(posts, func() bool { return s.query == "ITEM/12" && searchDone(s) })
 	if s.runs != 1 {
@@ -79,10 +87,7 @@ func TestSearchEverythingNewestFirstWithSnippet(t *testing.T) {
 
 func TestSearchEverythingNewerQueryCancelsOlder(t *testing.T) {
 	const n = 3000
-	st := bigStore(t, n)
-	u, posts := pagedUI(t, st, 1000)
-	u.OpenSearch()
-	s := u.search
+	_, s, posts := searchUI(t, n)
 	first := s.run("item/1")
 	second := s.run("item/29")
 	if first.Err() == nil {
@@ -120,12 +125,7 @@ func TestSearchEverythingWithoutStoreSaysSo(t *testing.T) {
 // Choosing an old result scrolls the main list to it even when its stored page is not in
 // memory.
 func TestSearchEverythingChoosesAnOldStoredRow(t *testing.T) {
-	const n = 20_000
-	st := bigStore(t, n)
-	u, posts := pagedUI(t, st, 1000)
-	runPosts(posts, func() bool { return u.model.Stored() != nil })
-	u.OpenSearch()
-	s := u.search
+	u, s, posts := searchUI(t, 20_000)
 	s.run("item/123") // 123, 1230-1239, 12300-12399
 	runPosts(posts, func() bool { return searchDone(s) })
 	last := len(s.hits) - 1
