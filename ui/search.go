@@ -58,13 +58,13 @@ type searchWindow struct {
 	timer   *time.Timer
 	runs    int // queries started (tests)
 	pending int // pages of the current query still streaming
+	closed  bool
 }
 
 // OpenSearch shows the search window (one per UI; a second call focuses it).
 func (u *UI) OpenSearch() {
 	if u.search != nil {
 		u.search.win.RequestFocus()
-		u.win.Canvas().Focus(nil)
 		u.search.win.Canvas().Focus(u.search.entry)
 		return
 	}
@@ -82,6 +82,7 @@ func (u *UI) OpenSearch() {
 	stop := make(chan struct{})
 	s.win.SetOnClosed(func() {
 		close(stop)
+		s.closed = true
 		s.cancel()
 		u.search = nil
 	})
@@ -99,7 +100,7 @@ func (s *searchWindow) typed(text string) {
 	}
 	s.timer = time.AfterFunc(searchDebounce, func() {
 		s.u.post(func() {
-			if s.entry.Text == text {
+			if !s.closed && s.entry.Text == text {
 				s.run(text)
 			}
 		})
@@ -126,6 +127,7 @@ func (s *searchWindow) run(text string) context.Context {
 	ctx, stop := context.WithCancel(context.Background())
 	s.stop = stop
 	s.hits, s.query, s.count, s.more, s.err, s.pending = nil, text, 0, false, nil, 0
+	s.list.UnselectAll()
 	defer s.refresh()
 	st, _ := s.u.deps.Store.(searchStore)
 	if strings.TrimSpace(text) == "" || st == nil {
