@@ -8,6 +8,8 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/widget"
+
+	"inspector/store"
 )
 
 // searchDone reports whether the query in s has streamed and counted.
@@ -163,5 +165,26 @@ func TestSearchEverythingMenuItem(t *testing.T) {
 	u.search.win.Close()
 	if u.search != nil {
 		t.Fatal("the closed window is still the search window")
+	}
+}
+
+// buildingStore is a real store whose index reports a backfill in progress (a store of
+// the old schema cannot be made from outside the store package).
+type buildingStore struct{ *store.Store }
+
+func (buildingStore) IndexStatus() store.IndexStatus {
+	return store.IndexStatus{Building: true, Percent: 42, Available: true}
+}
+
+func TestSearchEverythingSaysWhileTheIndexBuilds(t *testing.T) {
+	posts := make(chan func(), 64)
+	u, _ := newTestUI(t, Deps{Store: buildingStore{bigStore(t, 50)}, Post: func(f func()) { posts <- f }})
+	u.OpenSearch()
+	s := u.search
+	s.run("item/4")
+	runPosts(posts, func() bool { return searchDone(s) })
+	want := fmt.Sprintf("%d matches · index building: 42%% — results may be partial", wantURLMatches(50, "item/4"))
+	if s.status.Text != want {
+		t.Fatalf("status %q, want %q", s.status.Text, want)
 	}
 }
