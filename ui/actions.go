@@ -503,6 +503,7 @@ var Shortcuts = []struct{ Keys, Does string }{
 	{"Ctrl+I", "import a HAR file into this capture"},
 	{"Ctrl+G", "follow newest on/off"},
 	{"Ctrl+D", "compare the two selected sessions"},
+	{"Ctrl+Shift+F", "search everything (URLs, headers, bodies of every session)"},
 }
 
 // addShortcuts registers the shortcuts that are not menu items (those fire from the

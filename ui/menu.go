@@ -64,6 +64,7 @@ func newMenus(u *UI) *menus {
 		// Ctrl+A stays the entries' own select-all; in the list it selects every session.
 		item("Select all sessions", u.SelectAll, nil),
 		item("Find in body", func() { u.detail.openFind() }, nil),
+		item("Search everything…", u.OpenSearch, sc(fyne.KeyF, ctrl|fyne.KeyModifierShift)),
 		m.compare,
 		fyne.NewMenuItemSeparator(),
 		del, clr,

@@ -187,6 +187,7 @@ type UI struct {
 	lastCopy string
 	// compare is the "Compare with…" hook (SetCompareHook); nil keeps the item disabled.
 	compare func(a, b *session.Session)
+	search  *searchWindow // Edit ▸ Search everything… (search.go), nil when closed
 	// inDetail is set by a click in the detail pane and cleared by one in the list: where
 	// Ctrl+F finds.
 	inDetail bool
@@ -559,7 +560,10 @@ func (u *UI) changed(ch viewmodel.Change) {
 	if !ch.Any() {
 		return
 	}
-	if u.following && ch.Added > 0 && u.model.Len() > 0 {
+	// A reset counts too: installing the stored pages puts every older session in front
+	// of the held rows without adding any, and the list would stay at the old bottom
+	// offset (on a 1,000,000-session store: ids near the 200,000 held).
+	if u.following && (ch.Added > 0 || ch.Reset) && u.model.Len() > 0 {
 		u.scrollToNewest()
 	}
 	// Always refresh: scrolling redraws only when the table actually moves, so a row

@@ -4,6 +4,7 @@ import (
 	"container/list"
 	"context"
 	"fmt"
+	"sort"
 	"sync"
 	"sync/atomic"
 
@@ -261,17 +262,7 @@ func (p *Pages) IndexOf(id session.ID) int {
 	if p == nil || p.n == 0 || id < p.lo || id > p.hi {
 		return -1
 	}
-	// The last page whose anchor is <= id.
-	lo, hi := 0, len(p.anchor)
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if p.anchor[m] <= id {
-			lo = m + 1
-		} else {
-			hi = m
-		}
-	}
-	pg := lo - 1
+	pg := p.pageOf(id)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	e, ok := p.cache[pg]
@@ -363,4 +354,40 @@ func (p *Pages) put(pg int, rows []session.Summary) {
 		p.lru.Remove(old)
 		delete(p.cache, old.Value.(*page).n)
 	}
+}
+
+// pageOf is the last page whose anchor is <= id (-1: none).
+func (p *Pages) pageOf(id session.ID) int {
+	return sort.Search(len(p.anchor), func(m int) bool { return p.anchor[m] > id }) - 1
+}
+
+// Locate returns the row index of id like IndexOf, reading its page from the store on the
+// calling goroutine when it is not in memory (one page read: for a jump to a row found
+// elsewhere, such as a search result). ok is false when id is not covered or not stored.
+func (p *Pages) Locate(id session.ID) (int, bool) {
+	if i := p.IndexOf(id); i >= 0 {
+		return i, true
+	}
+	if p == nil || p.n == 0 || id < p.lo || id > p.hi {
+		return -1, false
+	}
+	pg := p.pageOf(id)
+	if pg < 0 {
+		return -1, false
+	}
+	rows, err := p.src.List(store.Query{Filter: p.filter, After: p.anchor[pg] - 1, Before: p.hi + 1, Limit: p.size})
+	p.fetches.Add(1)
+	if err != nil {
+		p.mu.Lock()
+		p.err = err
+		p.mu.Unlock()
+		return -1, false
+	}
+	p.mu.Lock()
+	if !p.closed {
+		p.put(pg, rows)
+	}
+	p.mu.Unlock()
+	i := p.IndexOf(id)
+	return i, i >= 0
 }
