@@ -12,7 +12,7 @@ import (
 // lookup (counted from the connection's accept) before storing its sessions without it.
 // A lookup costs a few milliseconds; one that hangs (a stuck lsof) delays the store once
 // per connection by at most this.
-const processWait = 500 * time.Millisecond
+var processWait = 500 * time.Millisecond
 
 // procLookup is the process lookup of one client connection: started at accept, read by
 // the connection's sessions without waiting (the request path) or with a bounded wait
