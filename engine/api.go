@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"net/http"
+	"net/netip"
 	"time"
 
 	"inspector/engine/session"
@@ -115,6 +116,14 @@ type Config struct {
 	// reference to it.
 	FrameSink func(id session.ID, frames []session.Frame)
 
+	// ProcessOf, when set, names the local process that owns a client connection: client
+	// is the client's address (its socket's local end), proxy the proxy's address the
+	// client connected to (platform.ProcessOf fits). It is called once per accepted TCP
+	// client connection, in a goroutine of its own; the sessions of the connection carry
+	// its answer (session.Conn.PID/Process) once it has come. An error leaves them
+	// unattributed.
+	ProcessOf func(client, proxy netip.AddrPort) (pid int, name string, err error)
+
 	// Logf receives diagnostics; nil discards them.
 	Logf func(format string, args ...any)
 }
@@ -179,6 +188,8 @@ type Event struct {
 	Kind    EventKind
 	Summary session.Summary
 	Session *session.Session // EventComplete only
+
+	proc *procLookup // the client connection's process lookup, if one runs
 }
 
 // Stats are the engine's counters.

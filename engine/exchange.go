@@ -207,6 +207,7 @@ func (e *Engine) serveExchange(w http.ResponseWriter, r *http.Request) {
 			RequestHeaders:  now,
 		},
 	}
+	info.proc.fill(&s.Client)
 	x.s = s
 	x.done = r.Context().Done()
 	if info.frames != nil {
@@ -479,8 +480,11 @@ func (x *exchange) complete(aborted, leftEarly, delivered bool) {
 		x.info.frames.sessionDone(s.ID)
 		x.e.upstreamRec(s.Upstream.ConnID).sessionDone(s.ID)
 	}
+	if s.Client.PID == 0 && s.Client.Process == "" {
+		x.info.proc.fill(&s.Client) // never waits: the observers' deliverer may (withProcess)
+	}
 	// Once the observers have the session (x.delivered), they own its bodies.
-	x.e.publishFor(Event{Kind: EventComplete, Summary: s.Summarize(), Session: s}, x)
+	x.e.publishFor(Event{Kind: EventComplete, Summary: s.Summarize(), Session: s, proc: x.info.proc}, x)
 }
 
 // clientGone reports whether the request's context ended before the exchange did.

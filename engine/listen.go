@@ -49,6 +49,9 @@ type connInfo struct {
 	// frames records the connection's frames when frame capture is on (h2 and h3).
 	frames *frameRec
 
+	// proc is the lookup of the process that owns the client's socket (nil when off).
+	proc *procLookup
+
 	tlsOnce sync.Once
 	tls     *session.TLSInfo
 }
@@ -86,7 +89,7 @@ func (e *Engine) initServers() {
 		ConnState:         e.countConn,
 		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
 			fc, _ := c.(*framingConn)
-			return context.WithValue(ctx, connInfoKey{}, &connInfo{id: e.connIDs.Add(1), accepted: time.Now(), framing: fc})
+			return context.WithValue(ctx, connInfoKey{}, &connInfo{id: e.connIDs.Add(1), accepted: time.Now(), framing: fc, proc: e.lookupProcess(c)})
 		},
 	}
 	e.mitmLn = newChanListener(e.ln.Addr())
@@ -357,7 +360,8 @@ func (e *Engine) recordHandshakeFailure(cc *clientConn, connect *http.Request, t
 	if st := tc.ConnectionState(); st.ServerName != "" {
 		s.Client.TLS = &session.TLSInfo{ServerName: st.ServerName}
 	}
-	e.publish(Event{Kind: EventComplete, Summary: s.Summarize(), Session: s})
+	cc.info.proc.fill(&s.Client)
+	e.publish(Event{Kind: EventComplete, Summary: s.Summarize(), Session: s, proc: cc.info.proc})
 }
 
 func handshakeReason(err error) string {
@@ -388,6 +392,7 @@ func (e *Engine) tunnel(cc *clientConn, connect *http.Request, target string, qu
 	}
 	s.Timings.ClientConnected = cc.info.accepted
 	s.Timings.RequestHeaders = s.Started
+	cc.info.proc.fill(&s.Client)
 	capture := e.capture.Load()
 	if capture {
 		s.ID = e.newID()
@@ -396,7 +401,10 @@ func (e *Engine) tunnel(cc *clientConn, connect *http.Request, target string, qu
 	finish := func() {
 		s.Timings.ResponseDone = time.Now()
 		if capture {
-			e.publish(Event{Kind: EventComplete, Summary: s.Summarize(), Session: s})
+			if s.Client.PID == 0 {
+				cc.info.proc.fill(&s.Client)
+			}
+			e.publish(Event{Kind: EventComplete, Summary: s.Summarize(), Session: s, proc: cc.info.proc})
 		}
 	}
 	s.Timings.ConnectStart = time.Now()

@@ -125,8 +125,9 @@ func (q *observerQueue) deliverAll(e *Engine, owned bool) {
 		q.events[q.head] = queuedEvent{}
 		q.head++
 		q.mu.Unlock()
+		ev := withProcess(qe.ev)
 		for _, o := range *e.observers.Load() {
-			o.Observe(qe.ev)
+			o.Observe(ev)
 		}
 		qe.x.delivered()
 	}

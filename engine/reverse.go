@@ -68,7 +68,7 @@ func (e *Engine) serveReverse() error {
 
 func (e *Engine) serveReverseConn(c net.Conn) {
 	info := &connInfo{id: e.connIDs.Add(1), accepted: time.Now(), target: e.rev.authority,
-		scheme: e.rev.scheme, reverse: true}
+		scheme: e.rev.scheme, reverse: true, proc: e.lookupProcess(c)}
 	cc := &clientConn{Conn: c, r: bufio.NewReader(c), info: info}
 	e.trackHijacked(c, true)
 	_ = c.SetReadDeadline(time.Now().Add(e.cfg.HeaderTimeout))

@@ -1,6 +1,6 @@
 // Package store keeps sessions in one bbolt file (DATA_DIR/sessions.db).
 //
-// # Schema (version 4)
+// # Schema (version 5)
 //
 // Every per-session key starts with the session id as 8 bytes big-endian, so cursors walk
 // in capture order and one session's keys are contiguous. New files use 16 KiB pages
@@ -8,7 +8,7 @@
 //
 //	sessions.db
 //	├── meta                         schema and counters (all values 8-byte big-endian)
-//	│   ├── "version"     → 4        schema version (see migrations in schema.go)
+//	│   ├── "version"     → 5        schema version (see migrations in schema.go)
 //	│   ├── "reserved"    → id       ids up to here may have been handed out (NextID reserves ahead)
 //	│   ├── "allocated"   → id       highest id handed out, as recorded by the latest commit
 //	│   ├── "committed"   → id       highest id ever committed (never decreases)
@@ -25,7 +25,9 @@
 //	│                                (format byte 0x03, meta_codec.go) whose place mask says
 //	│                                which bodies are inline and which other buckets hold keys of
 //	│                                the session; records of schema 1 (format 0x02, JSON '{';
-//	│                                all bodies in the bodies bucket) are still read
+//	│                                all bodies in the bodies bucket) are still read; schema 5
+//	│                                adds the client's PID and process name (placeProcess) to
+//	│                                records and an optional tail to summaries
 //	├── bodies                       id ‖ part ('q' request, 's' response) ‖ uint32 chunk → ≤ 64 KiB
 //	│                                of body data as it travelled (still content-encoded), for
 //	│                                bodies not inline in the record

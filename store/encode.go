@@ -63,6 +63,13 @@ func encodeSummary(dst []byte, sum *session.Summary, stored int64) []byte {
 	}
 	dst = append(dst, tls)
 	dst = binary.AppendUvarint(dst, uint64(sum.Flags))
+	if sum.PID != 0 || sum.Process != "" {
+		// Optional tail (older readers stop at Flags and ignore it; records without it
+		// decode with PID 0).
+		dst = binary.AppendUvarint(dst, uint64(sum.PID))
+		dst = binary.AppendUvarint(dst, uint64(len(sum.Process)))
+		dst = append(dst, sum.Process...)
+	}
 	return dst
 }
 
@@ -102,6 +109,10 @@ func decodeSummary(id session.ID, v []byte, sum *session.Summary, alias bool) (i
 	sum.TLS = r.b[0] == 1
 	r.b = r.b[1:]
 	sum.Flags = session.Flags(r.uvarint())
+	if len(r.b) > 0 {
+		sum.PID = int(r.uvarint())
+		sum.Process = r.str()
+	}
 	if r.err {
 		return 0, fmt.Errorf("session %d: %w", id, errBadRecord)
 	}

@@ -26,7 +26,10 @@ import (
 //     With placeCertRefs, a certificate table follows the mask: uvarint(n) ‖ n references
 //     of certRefLen bytes (certs bucket keys, see certs.go), and each TLS certificate in
 //     the fields is a uvarint index into that table instead of its bytes: a connection's
-//     certificate chain is stored once, not in every session of it.
+//     certificate chain is stored once, not in every session of it. With placeProcess,
+//     uvarint(PID) ‖ process name of the client leg, then of the upstream leg (always
+//     empty today), follow the comment; the bit is set only when one is known, so
+//     records without process attribution are byte-identical to before.
 //   - metaFormatBinary (first byte 0x02): schema 1 files. The fields in a fixed order:
 //     strings and byte slices as uvarint length ‖ bytes, integers as (u)varints, booleans
 //     as one byte, times as uvarint(nanosecond+1) ‖ varint(Unix seconds) or a single 0 for
@@ -52,7 +55,8 @@ const (
 	placeMessages       = 1 << 2 // the messages bucket holds the session's messages
 	placeBodies         = 1 << 3 // the bodies bucket holds bytes of a body of the session
 	placeCertRefs       = 1 << 4 // TLS certificates are references into the certs bucket
-	placeKnown          = placeRequestInline | placeResponseInline | placeMessages | placeBodies | placeCertRefs
+	placeProcess        = 1 << 5 // the client's PID and process name follow the comment
+	placeKnown          = placeRequestInline | placeResponseInline | placeMessages | placeBodies | placeCertRefs | placeProcess
 
 	// placeLegacy is the mask of a record in an older format: any body bytes in the
 	// bodies bucket, messages possibly in the messages bucket.
@@ -118,6 +122,9 @@ func sessionPlace(ss *session.Session) byte {
 	if len(ss.Messages) > 0 {
 		place |= placeMessages
 	}
+	if hasProcess(&ss.Client) || hasProcess(&ss.Upstream) {
+		place |= placeProcess
+	}
 	return place
 }
 
@@ -152,6 +159,12 @@ func appendSessionRecord(dst []byte, ss *session.Session, refs *certTable) []byt
 		}
 	}
 	dst = appendSessionFields(dst, ss, refs)
+	if place&placeProcess != 0 {
+		for _, c := range [...]*session.Conn{&ss.Client, &ss.Upstream} {
+			dst = binary.AppendUvarint(dst, uint64(c.PID))
+			dst = appendStr(dst, c.Process)
+		}
+	}
 	if place&placeRequestInline != 0 {
 		dst = appendBytes(dst, ss.Request.Body.Data)
 	}
@@ -211,6 +224,8 @@ func appendSessionFields(dst []byte, ss *session.Session, refs *certTable) []byt
 	dst = appendStr(dst, ss.Comment)
 	return dst
 }
+
+func hasProcess(c *session.Conn) bool { return c.PID != 0 || c.Process != "" }
 
 func appendBytes(dst []byte, b []byte) []byte {
 	dst = binary.AppendUvarint(dst, uint64(len(b)))
@@ -472,6 +487,12 @@ func decodeSessionRecord(v []byte, cert func(ref []byte) []byte) (*session.Sessi
 	ss.Flags = session.Flags(r.uvarint())
 	ss.Mark = r.str()
 	ss.Comment = r.str()
+	if place&placeProcess != 0 {
+		for _, c := range [...]*session.Conn{&ss.Client, &ss.Upstream} {
+			c.PID = int(r.uvarint())
+			c.Process = r.str()
+		}
+	}
 	if place&placeRequestInline != 0 {
 		ss.Request.Body.Data = r.dataCopy()
 	}

@@ -10,7 +10,7 @@ import (
 )
 
 // SchemaVersion is the schema this package writes (see doc.go).
-const SchemaVersion = 4
+const SchemaVersion = 5
 
 var (
 	bMeta      = []byte("meta")
@@ -44,6 +44,7 @@ var migrations = map[uint64]func(tx *bolt.Tx) error{
 	1: migrate1to2,
 	2: migrate2to3,
 	3: migrate3to4,
+	4: migrate4to5,
 }
 
 func migrate0to1(tx *bolt.Tx) error {
@@ -90,6 +91,14 @@ func migrate2to3(tx *bolt.Tx) error {
 		return err
 	}
 	return tx.Bucket(bMeta).Put(kVersion, u64Bytes(3))
+}
+
+// migrate4to5: schema 5 adds the placeProcess part of session records (the client's PID
+// and process name, meta_codec.go) and the process tail of summaries. Older records read
+// as they are; the version mark keeps earlier builds, which would take the new records for
+// damaged ones, from opening the file.
+func migrate4to5(tx *bolt.Tx) error {
+	return tx.Bucket(bMeta).Put(kVersion, u64Bytes(5))
 }
 
 // schemaVersion reads the version of the file in tx (0 when there is no meta bucket).

@@ -133,7 +133,7 @@ func TestOpenSchema1File(t *testing.T) {
 	}
 	var version uint64
 	s.view(func(tx *bolt.Tx) error { version, _ = schemaVersion(tx); return nil })
-	if version != SchemaVersion || SchemaVersion != 4 {
+	if version != SchemaVersion || SchemaVersion != 5 {
 		t.Fatalf("schema version %d after open (package %d)", version, SchemaVersion)
 	}
 	for _, want := range all {

@@ -17,6 +17,7 @@ import (
 	"inspector/engine/hooks/script"
 	"inspector/engine/netprofile"
 	"inspector/engine/session"
+	"inspector/platform"
 	"inspector/rootca"
 	"inspector/store"
 )
@@ -197,6 +198,7 @@ func startInstance(dir string, f instanceFlags) (_ *instance, err error) {
 		SpillDir:         spillDir,
 		SpillLimit:       f.spillLimit,
 		NewID:            st.NextID,
+		ProcessOf:        platform.ProcessOf,
 	})
 	if err != nil {
 		if errors.Is(err, engine.ErrRemoteListen) {

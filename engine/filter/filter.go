@@ -173,6 +173,8 @@ var fieldInfos = []FieldInfo{
 	{"marked", "yes", "marked sessions: yes, no, or a mark value"},
 	{"method", "POST", "request method"},
 	{"path", "/api", "substring of path and query"},
+	{"pid", "4242", "client process id: 4242, >1000, 100-200 (sessions with a known process)"},
+	{"process", "curl", "client process name glob: curl, fire*, chrome.exe (\".exe\" optional)"},
 	{"proto", "h2", "protocol on either leg: h1, h2, h3"},
 	{"size", ">10k", "request+response body bytes: >10k, <1mb, =0 (1024-based units)"},
 	{"status", "4xx", "response status: 404, 4xx, 400-499, none"},

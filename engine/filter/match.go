@@ -230,6 +230,28 @@ func compileTerm(t token) (node, error) {
 		out.pred = func(sum *session.Summary, _ *session.Session) bool {
 			return sum.DurationMS > 0 && r.has(sum.DurationMS)
 		}
+	case "process":
+		if v == "" {
+			return nil, errAt(0, "process: needs a process name or glob (process:curl)")
+		}
+		pat := strings.ToLower(v)
+		out.pred = func(sum *session.Summary, _ *session.Session) bool {
+			if sum.Process == "" {
+				return false
+			}
+			if globFold(pat, sum.Process) {
+				return true
+			}
+			// Windows names end in .exe; process:curl finds curl.exe too.
+			n := len(sum.Process)
+			return n > 4 && strings.EqualFold(sum.Process[n-4:], ".exe") && globFold(pat, sum.Process[:n-4])
+		}
+	case "pid":
+		r, err := parseCmp(v, errAt, parseInt)
+		if err != nil {
+			return nil, err
+		}
+		out.pred = func(sum *session.Summary, _ *session.Session) bool { return sum.PID > 0 && r.has(float64(sum.PID)) }
 	case "id":
 		r, err := parseCmp(v, errAt, parseInt)
 		if err != nil {

@@ -95,6 +95,10 @@ type Conn struct {
 	// the upstream leg: forced by configuration, upgraded after the origin's Alt-Svc, or
 	// fell back to TCP after a QUIC failure, with the failure).
 	ProtoReason string `json:"proto_reason,omitempty"`
+	// PID and Process name the local process that owns the client's socket (client leg
+	// only; zero and empty when unknown: not local, not visible, or the lookup is off).
+	PID     int    `json:"pid,omitempty"`
+	Process string `json:"process,omitempty"`
 }
 
 // TLSInfo is what was negotiated on one leg.
@@ -331,6 +335,9 @@ type Summary struct {
 	Flags         Flags     `json:"flags,omitempty"`
 	Mark          string    `json:"mark,omitempty"`
 	InFlight      bool      `json:"in_flight,omitempty"` // not complete yet (live events only)
+	// PID and Process: the client's local process (session.Conn.PID/Process), if known.
+	PID     int    `json:"pid,omitempty"`
+	Process string `json:"process,omitempty"`
 }
 
 // Summarize derives the list row of s.
@@ -349,6 +356,8 @@ func (s *Session) Summarize() Summary {
 		Flags:         s.Flags,
 		Mark:          s.Mark,
 		DurationMS:    float64(s.Duration().Microseconds()) / 1000,
+		PID:           s.Client.PID,
+		Process:       s.Client.Process,
 	}
 	sum.Host, sum.Path = splitURL(s.Request.URL)
 	if s.Response != nil {

@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -106,19 +107,25 @@ func inodeOwner(procRoot, inode string) (osapi.Process, error) {
 		return osapi.Process{}, err
 	}
 	target := "socket:[" + inode + "]"
+	// Newest processes first: a connection just accepted most often comes from a process
+	// started recently (a CLI call), which must be found before it exits.
+	pids := make([]int, 0, len(ents))
 	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid <= 0 {
-			continue
+		if pid, err := strconv.Atoi(e.Name()); err == nil && pid > 0 {
+			pids = append(pids, pid)
 		}
-		fdDir := filepath.Join(procRoot, e.Name(), "fd")
+	}
+	slices.Sort(pids)
+	for _, pid := range slices.Backward(pids) {
+		name := strconv.Itoa(pid)
+		fdDir := filepath.Join(procRoot, name, "fd")
 		fds, err := os.ReadDir(fdDir)
 		if err != nil {
 			continue // gone, or another user's
 		}
 		for _, fd := range fds {
 			if l, err := os.Readlink(filepath.Join(fdDir, fd.Name())); err == nil && l == target {
-				comm, _ := os.ReadFile(filepath.Join(procRoot, e.Name(), "comm"))
+				comm, _ := os.ReadFile(filepath.Join(procRoot, name, "comm"))
 				return osapi.Process{PID: pid, Name: strings.TrimSpace(string(comm))}, nil
 			}
 		}

@@ -26,6 +26,9 @@ const (
 	ColRespSize
 	ColDuration
 	ColStarted
+	// ColProcess is the local process that made the client connection (name, or its PID
+	// when only that is known); empty when unknown.
+	ColProcess
 	// ColOperation is the GraphQL operation or gRPC / Connect method (content.Operation);
 	// hidden by default.
 	ColOperation
@@ -56,6 +59,7 @@ var Columns = [NumColumns]ColumnInfo{
 	ColRespSize:  {Key: "resp", Title: "Resp", Width: 58, Right: true},
 	ColDuration:  {Key: "dur", Title: "Duration", Width: 70, Right: true},
 	ColStarted:   {Key: "start", Title: "Start", Width: 92},
+	ColProcess:   {Key: "process", Title: "Process", Width: 72},
 	ColOperation: {Key: "op", Title: "Operation", Width: 160, Hidden: true},
 }
 
@@ -194,6 +198,14 @@ func CellText(s *session.Summary, c Column) string {
 			return ""
 		}
 		return s.Started.Local().Format("15:04:05.000")
+	case ColProcess:
+		switch {
+		case s.Process != "":
+			return s.Process
+		case s.PID != 0:
+			return "pid " + strconv.Itoa(s.PID)
+		}
+		return ""
 	case ColOperation:
 		return SummaryOperation(s)
 	}
@@ -252,6 +264,11 @@ func compare(a, b *session.Summary, c Column) int {
 		return cmpOrdered(a.DurationMS, b.DurationMS)
 	case ColStarted:
 		return a.Started.Compare(b.Started)
+	case ColProcess:
+		if c := strings.Compare(a.Process, b.Process); c != 0 {
+			return c
+		}
+		return cmpOrdered(a.PID, b.PID)
 	case ColOperation:
 		return strings.Compare(SummaryOperation(a), SummaryOperation(b))
 	}
