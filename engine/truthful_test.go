@@ -434,10 +434,22 @@ func TestSilentTunnelsCannotLockClientsOut(t *testing.T) {
 	}
 	get("with every slot held by a tunnel that sent nothing yet")
 	// 2. Refilled, they become opaque tunnels to the silent origin once sniffing gives
-	// up (one made room above).
+	// up (one made room above). Wait until the request's own connection has gone, or the
+	// refill would make room by closing another tunnel instead of taking the free slot.
+	deadline := time.Now().Add(30 * time.Second)
+	for p.Stats().Connections > max-1 {
+		if time.Now().After(deadline) {
+			t.Fatalf("connections still open: %d, want %d", p.Stats().Connections, max-1)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 	tunnels = append(tunnels, connectSilently(t, p, silent))
-	for range max {
-		<-accepted
+	for i := range max {
+		select {
+		case <-accepted:
+		case <-time.After(30 * time.Second):
+			t.Fatalf("only %d of %d tunnels reached the silent origin", i, max)
+		}
 	}
 	get("with every slot held by an opaque tunnel that relays nothing")
 	for _, c := range tunnels {

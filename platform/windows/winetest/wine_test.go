@@ -406,6 +406,37 @@ func TestWine(t *testing.T) {
 		})
 	})
 
+	t.Run("process-attribution", func(t *testing.T) {
+		// A Windows client process (built here for windows/amd64) sends requests through
+		// the Wine-run proxy; its sessions carry its name, found with GetExtendedTcpTable.
+		client := filepath.Join(t.TempDir(), "wclient.exe")
+		build := exec.Command("go", "build", "-o", client, "./testdata/wclient")
+		build.Env = append(os.Environ(), "GOOS=windows", "GOARCH=amd64", "CGO_ENABLED=0")
+		if out, err := build.CombinedOutput(); err != nil {
+			t.Fatalf("building the Windows client: %v\n%s", err, out)
+		}
+		origin := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) { io.WriteString(rw, "ok") }))
+		defer origin.Close()
+		dd3 := winPath(t.TempDir())
+		h := w.startHeadless("--data-dir", dd3)
+		defer h.cmd.Process.Kill()
+		env := w.env
+		w.env = append(append([]string(nil), env...), "HTTP_PROXY=http://"+h.addr)
+		out, err := w.run(2*time.Minute, "wine", client, origin.URL+"/from-windows/1", origin.URL+"/from-windows/2")
+		w.env = env
+		if err != nil || strings.Count(out, "200 OK") != 2 {
+			t.Fatalf("wclient: %v\n%s", err, out)
+		}
+		h.nextLine(t)
+		h.nextLine(t)
+		var lines string
+		waitFor(t, time.Minute, "the client's sessions with its process name", func() bool {
+			lines = w.inspector("sessions", "--json", "--data-dir", dd3, "--filter", "process:wclient path:/from-windows")
+			return strings.Contains(lines, "/from-windows/") && strings.Contains(lines, "wclient")
+		})
+		t.Logf("attributed sessions:\n%s", lines)
+	})
+
 	if d := os.Getenv("INSPECTOR_WINE_DISPLAY"); d != "" {
 		t.Run("window", func(t *testing.T) { windowStep(t, w, d) })
 	}
