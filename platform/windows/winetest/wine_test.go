@@ -420,10 +420,7 @@ func TestWine(t *testing.T) {
 		dd3 := winPath(t.TempDir())
 		h := w.startHeadless("--data-dir", dd3)
 		defer h.cmd.Process.Kill()
-		env := w.env
-		w.env = append(append([]string(nil), env...), "HTTP_PROXY=http://"+h.addr)
-		out, err := w.run(2*time.Minute, "wine", client, origin.URL+"/from-windows/1", origin.URL+"/from-windows/2")
-		w.env = env
+		out, err := w.run(2*time.Minute, "wine", client, h.addr, origin.URL+"/from-windows/1", origin.URL+"/from-windows/2")
 		if err != nil || strings.Count(out, "200 OK") != 2 {
 			t.Fatalf("wclient: %v\n%s", err, out)
 		}
