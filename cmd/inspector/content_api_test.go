@@ -22,18 +22,7 @@ import (
 // The control API serves a session's decoded views at /api/v1/sessions/{id}/content,
 // behind the same token, with the instance's --proto-path schemas.
 func TestControlContentRoute(t *testing.T) {
-	dir := t.TempDir()
-	st, err := store.Open(filepath.Join(dir, "sessions.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	s := mkSession(st.NextID(), 200, grpcFrame(protowire.AppendString(protowire.AppendTag(nil, 1, protowire.BytesType), "hi")))
-	s.Request.Method, s.Request.URL = "POST", "https://rpc.example/demo.v1.Greeter/SayHello"
-	s.Request.Header = http.Header{"Content-Type": {"application/grpc"}}
-	s.Response.Header = http.Header{"Content-Type": {"application/grpc"}}
-	st.Put(s)
-	st.Flush()
+	dir, st := storeWithGreeterCall(t)
 
 	_, stop, err := startControl(dir, "127.0.0.1:8080", st, nil)
 	if err != nil {
@@ -66,10 +55,7 @@ func TestControlContentRoute(t *testing.T) {
 	}
 
 	// With schemas (the handler as the instance mounts it, with a loader of its own).
-	protoDir := t.TempDir()
-	os.WriteFile(filepath.Join(protoDir, "g.proto"), []byte(`syntax = "proto3"; package demo.v1;
-message Req { string name = 1; } message Reply { string message = 1; }
-service Greeter { rpc SayHello(Req) returns (Reply); }`), 0o644)
+	protoDir := greeterProtoDir(t)
 	p, err := content.LoadProtos([]string{protoDir})
 	if err != nil {
 		t.Fatal(err)
@@ -102,22 +88,8 @@ func TestInstanceProtoPathFlag(t *testing.T) {
 
 // `inspector show` through a running instance uses the instance's --proto-path.
 func TestShowThroughInstanceUsesItsProtos(t *testing.T) {
-	dir := t.TempDir()
-	st, err := store.Open(filepath.Join(dir, "sessions.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	s := mkSession(st.NextID(), 200, grpcFrame(protowire.AppendString(protowire.AppendTag(nil, 1, protowire.BytesType), "hi")))
-	s.Request.Method, s.Request.URL = "POST", "https://rpc.example/demo.v1.Greeter/SayHello"
-	s.Request.Header = http.Header{"Content-Type": {"application/grpc"}}
-	s.Response.Header = http.Header{"Content-Type": {"application/grpc"}}
-	st.Put(s)
-	st.Flush()
-	protoDir := t.TempDir()
-	os.WriteFile(filepath.Join(protoDir, "g.proto"), []byte(`syntax = "proto3"; package demo.v1;
-message Req { string name = 1; } message Reply { string message = 1; }
-service Greeter { rpc SayHello(Req) returns (Reply); }`), 0o644)
+	dir, st := storeWithGreeterCall(t)
+	protoDir := greeterProtoDir(t)
 	oldPath := instanceProtoPath
 	instanceProtoPath, instanceProtosOnce, instanceProtosVal = []string{protoDir}, sync.Once{}, nil
 	t.Cleanup(func() { instanceProtoPath, instanceProtosOnce, instanceProtosVal = oldPath, sync.Once{}, nil })
@@ -144,18 +116,7 @@ func TestControlProtosRoute(t *testing.T) {
 	instanceProtoPath, instanceProtosOnce, instanceProtosVal = nil, sync.Once{}, nil
 	t.Setenv("INSPECTOR_PROTO_PATH", "")
 	t.Cleanup(func() { setInstanceProtoPath(nil); instanceProtoPath, instanceProtosOnce = oldPath, sync.Once{} })
-	dir := t.TempDir()
-	st, err := store.Open(filepath.Join(dir, "sessions.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	s := mkSession(st.NextID(), 200, grpcFrame(protowire.AppendString(protowire.AppendTag(nil, 1, protowire.BytesType), "hi")))
-	s.Request.Method, s.Request.URL = "POST", "https://rpc.example/demo.v1.Greeter/SayHello"
-	s.Request.Header = http.Header{"Content-Type": {"application/grpc"}}
-	s.Response.Header = http.Header{"Content-Type": {"application/grpc"}}
-	st.Put(s)
-	st.Flush()
+	dir, st := storeWithGreeterCall(t)
 	_, stop, err := startControl(dir, "127.0.0.1:8080", st, protoHandlers())
 	if err != nil {
 		t.Fatal(err)
@@ -174,10 +135,7 @@ func TestControlProtosRoute(t *testing.T) {
 	if len(c.Response) == 0 || !strings.Contains(c.Response[0].Text, `1: "hi"`) {
 		t.Fatalf("without schemas: %+v", c.Response)
 	}
-	protoDir := t.TempDir()
-	os.WriteFile(filepath.Join(protoDir, "g.proto"), []byte(`syntax = "proto3"; package demo.v1;
-message Req { string name = 1; } message Reply { string message = 1; }
-service Greeter { rpc SayHello(Req) returns (Reply); }`), 0o644)
+	protoDir := greeterProtoDir(t)
 	var ce *controlError
 	if err := api.call("PUT", "/api/v1/protos", map[string]any{"paths": []string{filepath.Join(protoDir, "missing")}}, &ps); !errors.As(err, &ce) || ce.Status != 400 {
 		t.Fatalf("missing folder: %v", err)
@@ -190,4 +148,33 @@ service Greeter { rpc SayHello(Req) returns (Reply); }`), 0o644)
 	if len(c.Response) == 0 || !strings.Contains(c.Response[0].Text, `"message":`) {
 		t.Fatalf("with schemas loaded through the API: %+v", c.Response)
 	}
+}
+
+// storeWithGreeterCall is a store in a fresh data directory holding one gRPC call
+// (/demo.v1.Greeter/SayHello answered with message field 1 = "hi").
+func storeWithGreeterCall(t *testing.T) (string, *store.Store) {
+	t.Helper()
+	dir := t.TempDir()
+	st, err := store.Open(filepath.Join(dir, "sessions.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	s := mkSession(st.NextID(), 200, grpcFrame(protowire.AppendString(protowire.AppendTag(nil, 1, protowire.BytesType), "hi")))
+	s.Request.Method, s.Request.URL = "POST", "https://rpc.example/demo.v1.Greeter/SayHello"
+	s.Request.Header = http.Header{"Content-Type": {"application/grpc"}}
+	s.Response.Header = http.Header{"Content-Type": {"application/grpc"}}
+	st.Put(s)
+	st.Flush()
+	return dir, st
+}
+
+// greeterProtoDir is a folder with the .proto of that call's service.
+func greeterProtoDir(t *testing.T) string {
+	t.Helper()
+	d := t.TempDir()
+	os.WriteFile(filepath.Join(d, "g.proto"), []byte(`syntax = "proto3"; package demo.v1;
+message Req { string name = 1; } message Reply { string message = 1; }
+service Greeter { rpc SayHello(Req) returns (Reply); }`), 0o644)
+	return d
 }
