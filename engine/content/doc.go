@@ -66,9 +66,8 @@
 // (views_text.go: text kinds, image, form, binary; graphql.go; sse.go; grpc_views.go:
 // gRPC, gRPC-Web, Connect, protobuf; multipart.go), so adding a kind touches one file.
 //
-// Tokens(lang, text) splits a view's text into syntax classes (keyword, string, number,
-// comment, name, punctuation, plain) with chroma's lexers, bounded by MaxTokenBytes and
-// MaxTokenTime; the window paints them.
+// A view's Lang names the syntax the window colours it with (ui/render.Tokens, on chroma's
+// lexers, a visible line at a time).
 //
 // # Protobuf schemas
 //

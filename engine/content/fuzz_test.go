@@ -119,7 +119,6 @@ func FuzzViews(f *testing.F) {
 				if len(v.Text) > textCap {
 					t.Fatalf("view %s: %d bytes over the cap", v.Name, len(v.Text))
 				}
-				Tokens(v.Lang, v.Text)
 			}
 		}
 	})

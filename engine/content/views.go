@@ -12,7 +12,7 @@ import (
 
 // View is one named reading of a message: a decoded, pretty-printed body, a list of
 // gRPC messages or SSE events, a GraphQL query, a JWT. The window shows each as a tab
-// (text coloured by Lang with Tokens), `inspector show --json` prints them.
+// (text coloured by Lang in ui/render), `inspector show --json` prints them.
 type View struct {
 	// Name is the tab title: "JSON", "Messages", "Events", "LLM text", "GraphQL",
 	// "Variables", "Status", "Parts", "Form", "JWT (Authorization)", "Hex", …
