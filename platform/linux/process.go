@@ -21,11 +21,39 @@ import (
 // then the process holding "socket:[inode]" among its fds. Processes of other users are
 // only visible to root; a socket not found is osapi.ErrNoProcess.
 func ProcessOf(procRoot string, local, remote netip.AddrPort) (osapi.Process, error) {
-	inode, err := socketInode(procRoot, local, remote)
-	if err != nil {
-		return osapi.Process{}, err
+	ps, errs := ProcessesOf(procRoot, []Conn{{local, remote}})
+	return ps[0], errs[0]
+}
+
+// Conn is one TCP socket to attribute: its local and remote address.
+type Conn struct{ Local, Remote netip.AddrPort }
+
+// ProcessesOf is ProcessOf for several sockets with one pass over /proc: the TCP tables
+// are read once, and every process's fds once, however many sockets are asked about (a
+// pass costs milliseconds of kernel time on a busy machine, so callers batch).
+func ProcessesOf(procRoot string, conns []Conn) ([]osapi.Process, []error) {
+	out := make([]osapi.Process, len(conns))
+	errs := make([]error, len(conns))
+	want := map[string][]int{} // "socket:[inode]" → indices into conns
+	for i, c := range conns {
+		inode, err := socketInode(procRoot, c.Local, c.Remote)
+		if err != nil {
+			errs[i] = err
+			continue
+		}
+		want["socket:["+inode+"]"] = append(want["socket:["+inode+"]"], i)
+		errs[i] = osapi.ErrNoProcess // until found
 	}
-	return inodeOwner(procRoot, inode)
+	if len(want) > 0 {
+		if err := inodeOwners(procRoot, want, out, errs); err != nil {
+			for _, is := range want {
+				for _, i := range is {
+					errs[i] = err
+				}
+			}
+		}
+	}
+	return out, errs
 }
 
 func socketInode(procRoot string, local, remote netip.AddrPort) (string, error) {
@@ -100,13 +128,13 @@ func ParseProcAddr(s string) (netip.AddrPort, error) {
 	return netip.AddrPortFrom(addr, uint16(port)), nil
 }
 
-// inodeOwner finds the process with an fd on socket:[inode].
-func inodeOwner(procRoot, inode string) (osapi.Process, error) {
+// inodeOwners finds the processes with an fd on the sockets of want ("socket:[inode]" →
+// indices), filling out and clearing errs for each one found; it stops when all are.
+func inodeOwners(procRoot string, want map[string][]int, out []osapi.Process, errs []error) error {
 	ents, err := os.ReadDir(procRoot)
 	if err != nil {
-		return osapi.Process{}, err
+		return err
 	}
-	target := "socket:[" + inode + "]"
 	// Newest processes first: a connection just accepted most often comes from a process
 	// started recently (a CLI call), which must be found before it exits.
 	pids := make([]int, 0, len(ents))
@@ -116,6 +144,7 @@ func inodeOwner(procRoot, inode string) (osapi.Process, error) {
 		}
 	}
 	slices.Sort(pids)
+	left := len(want)
 	for _, pid := range slices.Backward(pids) {
 		name := strconv.Itoa(pid)
 		fdDir := filepath.Join(procRoot, name, "fd")
@@ -124,11 +153,23 @@ func inodeOwner(procRoot, inode string) (osapi.Process, error) {
 			continue // gone, or another user's
 		}
 		for _, fd := range fds {
-			if l, err := os.Readlink(filepath.Join(fdDir, fd.Name())); err == nil && l == target {
-				comm, _ := os.ReadFile(filepath.Join(procRoot, name, "comm"))
-				return osapi.Process{PID: pid, Name: strings.TrimSpace(string(comm))}, nil
+			l, err := os.Readlink(filepath.Join(fdDir, fd.Name()))
+			if err != nil {
+				continue
+			}
+			is, ok := want[l]
+			if !ok {
+				continue
+			}
+			comm, _ := os.ReadFile(filepath.Join(procRoot, name, "comm"))
+			for _, i := range is {
+				out[i], errs[i] = osapi.Process{PID: pid, Name: strings.TrimSpace(string(comm))}, nil
+			}
+			delete(want, l)
+			if left--; left == 0 {
+				return nil
 			}
 		}
 	}
-	return osapi.Process{}, osapi.ErrNoProcess
+	return nil
 }
