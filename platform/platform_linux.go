@@ -46,7 +46,7 @@ var procBatch = &batcher{gap: procBatchGap, pass: func(cs []linux.Conn) ([]Proce
 	return linux.ProcessesOf("/proc", cs)
 }}
 
-const procBatchGap = 50 * time.Millisecond
+const procBatchGap = 200 * time.Millisecond
 
 type batcher struct {
 	gap  time.Duration

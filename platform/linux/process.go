@@ -35,14 +35,17 @@ func ProcessesOf(procRoot string, conns []Conn) ([]osapi.Process, []error) {
 	out := make([]osapi.Process, len(conns))
 	errs := make([]error, len(conns))
 	want := map[string][]int{} // "socket:[inode]" → indices into conns
-	for i, c := range conns {
-		inode, err := socketInode(procRoot, c.Local, c.Remote)
-		if err != nil {
+	inodes, err := socketInodes(procRoot, conns)
+	for i := range conns {
+		switch {
+		case inodes[i] != "":
+			want["socket:["+inodes[i]+"]"] = append(want["socket:["+inodes[i]+"]"], i)
+			errs[i] = osapi.ErrNoProcess // until found
+		case err != nil:
 			errs[i] = err
-			continue
+		default:
+			errs[i] = osapi.ErrNoProcess
 		}
-		want["socket:["+inode+"]"] = append(want["socket:["+inode+"]"], i)
-		errs[i] = osapi.ErrNoProcess // until found
 	}
 	if len(want) > 0 {
 		if err := inodeOwners(procRoot, want, out, errs); err != nil {
@@ -56,31 +59,27 @@ func ProcessesOf(procRoot string, conns []Conn) ([]osapi.Process, []error) {
 	return out, errs
 }
 
-func socketInode(procRoot string, local, remote netip.AddrPort) (string, error) {
+// socketInodes finds each connection's socket inode ("" when absent) with one read of
+// net/tcp and net/tcp6.
+func socketInodes(procRoot string, conns []Conn) ([]string, error) {
+	inodes := make([]string, len(conns))
 	var errs []error
 	for _, f := range []string{"tcp", "tcp6"} {
-		inode, err := scanTCPTable(filepath.Join(procRoot, "net", f), local, remote)
-		if err == nil {
-			return inode, nil
-		}
-		if !errors.Is(err, osapi.ErrNoProcess) {
+		if err := scanTCPTable(filepath.Join(procRoot, "net", f), conns, inodes); err != nil {
 			errs = append(errs, err)
 		}
 	}
-	if len(errs) > 0 {
-		return "", errors.Join(errs...)
-	}
-	return "", osapi.ErrNoProcess
+	return inodes, errors.Join(errs...)
 }
 
-// scanTCPTable looks for the connection in one /proc/net/tcp{,6} file.
-func scanTCPTable(path string, local, remote netip.AddrPort) (string, error) {
+// scanTCPTable fills inodes for the connections found in one /proc/net/tcp{,6} file.
+func scanTCPTable(path string, conns []Conn, inodes []string) error {
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return "", osapi.ErrNoProcess // no IPv6 in this kernel
+		return nil // no IPv6 in this kernel
 	}
 	if err != nil {
-		return "", err
+		return err
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
@@ -93,16 +92,21 @@ func scanTCPTable(path string, local, remote netip.AddrPort) (string, error) {
 		l, err1 := ParseProcAddr(fields[1])
 		r, err2 := ParseProcAddr(fields[2])
 		if err1 != nil || err2 != nil {
-			return "", fmt.Errorf("%s: bad line %q", path, sc.Text())
+			return fmt.Errorf("%s: bad line %q", path, sc.Text())
 		}
-		if osapi.SameAddrPort(l, local) && osapi.SameAddrPort(r, remote) && fields[9] != "0" {
-			return fields[9], nil
+		if fields[9] == "0" {
+			continue
+		}
+		for i, c := range conns {
+			if inodes[i] == "" && osapi.SameAddrPort(l, c.Local) && osapi.SameAddrPort(r, c.Remote) {
+				inodes[i] = fields[9]
+			}
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return "", fmt.Errorf("%s: %w", path, err)
+		return fmt.Errorf("%s: %w", path, err)
 	}
-	return "", osapi.ErrNoProcess
+	return nil
 }
 
 // ParseProcAddr parses an address of /proc/net/tcp ("0100007F:1F90") or tcp6: the address
