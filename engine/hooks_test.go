@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -78,15 +79,36 @@ func cancelMidRequest(t *testing.T, p *et.Proxy, kind, url string, started <-cha
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, "GET", url, nil)
+	c := p.Client(t, kind)
+	// An h1 client leaves by closing its TCP connection. Go's Transport closes its TLS
+	// connection on a cancel, which sends close_notify before closing the socket, and a
+	// response written in between is still read and returned as a success: the client
+	// here drops the socket itself, so it leaves for sure. (h2 leaves with RST_STREAM,
+	// after which a response for the stream is discarded.)
+	var raw chan net.Conn
+	if kind == et.ClientH1 {
+		raw = make(chan net.Conn, 1)
+		tr := c.Transport.(*http.Transport)
+		tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			conn, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+			if err == nil {
+				raw <- conn
+			}
+			return conn, err
+		}
+	}
 	errc := make(chan error, 1)
 	go func() {
-		resp, err := p.Client(t, kind).Do(req)
+		resp, err := c.Do(req)
 		if err == nil {
 			resp.Body.Close()
 		}
 		errc <- err
 	}()
 	<-started
+	if raw != nil {
+		(<-raw).Close()
+	}
 	cancel()
 	return <-errc
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"fyne.io/fyne/v2"
@@ -81,10 +82,36 @@ func (u *UI) exportIDs(scope Scope) ([]session.ID, error) {
 			ids = append(ids, r.ID)
 		}
 		if len(page) < 10_000 {
-			return ids, nil
+			break
 		}
 		after = page[len(page)-1].ID
 	}
+	return u.withUncommitted(ids), nil
+}
+
+// withUncommitted adds to ids (ascending, from the store) the completed sessions the
+// window already shows but the store has not committed yet: the engine publishes a session
+// to the window and to the store's writer at once, and an export the user starts the
+// moment a row turns complete must include it.
+func (u *UI) withUncommitted(ids []session.ID) []session.ID {
+	have := make(map[session.ID]struct{}, len(ids))
+	for _, id := range ids {
+		have[id] = struct{}{}
+	}
+	added := false
+	for _, id := range u.rorder {
+		if _, held := u.recent[id]; !held {
+			continue // deleted from the window
+		}
+		if _, ok := have[id]; !ok {
+			ids = append(ids, id)
+			added = true
+		}
+	}
+	if added {
+		slices.Sort(ids)
+	}
+	return ids
 }
 
 // ExportHAR writes the sessions of scope as one HAR document to w. The id list is taken on

@@ -237,6 +237,28 @@ func TestExportWritesHAR(t *testing.T) {
 	}
 }
 
+// TestExportAllIncludesUncommitted: a session the window shows as complete but the store's
+// writer has not committed yet is in an "All" export (the engine hands it to both at once).
+func TestExportAllIncludesUncommitted(t *testing.T) {
+	st := openStore(t, sampleSessions()...)
+	u, _ := newTestUI(t, Deps{Store: st, HAR: StoreHAR("test")})
+	s := mkSession(99, "late.example", "/just-now", 201, "text/plain", "fresh")
+	u.ApplyBatch(viewmodel.Batch{Rows: []session.Summary{s.Summarize()}, Completed: []*session.Session{s}})
+	var buf bytes.Buffer
+	if n, err := u.ExportHAR(&buf, ScopeAll); err != nil || n != 5 {
+		t.Fatalf("export all: %d, %v", n, err)
+	}
+	if !strings.Contains(buf.String(), "late.example/just-now") {
+		t.Fatal("the uncommitted session is missing from the export")
+	}
+	// Deleted from the window: no longer exported.
+	u.SelectID(99)
+	u.DeleteSelected()
+	if n, err := u.ExportHAR(&bytes.Buffer{}, ScopeAll); err != nil || n != 4 {
+		t.Fatalf("after delete: %d, %v", n, err)
+	}
+}
+
 func TestLiveBatchesAddAndUpdateRows(t *testing.T) {
 	st := openStore(t, sampleSessions()...)
 	u, _ := newTestUI(t, Deps{Store: st})

@@ -142,6 +142,17 @@ func TestWindowHARExportMatchesTheCLI(t *testing.T) {
 	go inst.engine.Serve()
 	sub := inst.engine.Subscribe(64, engine.EventComplete)
 	defer sub.Close()
+	// Observers are called in order on one goroutine: when this one has the session, the
+	// instance's store observer has handed it to the store, and Flush commits it.
+	stored := make(chan struct{}, 1)
+	inst.engine.Observe(engine.ObserverFunc(func(ev engine.Event) {
+		if ev.Kind == engine.EventComplete {
+			select {
+			case stored <- struct{}{}:
+			default:
+			}
+		}
+	}))
 	u := ui.New(test.NewTempApp(t), test.NewTempWindow(t, nil), windowDeps(inst, nil))
 
 	px, _ := url.Parse("http://" + inst.engine.Addr())
@@ -169,6 +180,7 @@ func TestWindowHARExportMatchesTheCLI(t *testing.T) {
 		t.Fatalf("the published session holds %d of %d bytes; the test needs the capped one", got, s.Response.Body.Size)
 	}
 	u.ApplyBatch(viewmodel.Batch{Rows: []session.Summary{s.Summarize()}, Completed: []*session.Session{s}})
+	<-stored
 	if err := inst.store.Flush(); err != nil {
 		t.Fatal(err)
 	}
