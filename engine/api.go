@@ -145,6 +145,32 @@ type Flow struct {
 	Session  *session.Session
 	Request  *http.Request
 	Response *http.Response
+
+	pauses []func(ctx context.Context) error
+}
+
+// Pause marks the flow paused at the current stage (a breakpoint is data on the session,
+// not a call that blocks inside a hook): once every hook of the stage has returned, the
+// pipeline calls wait on the exchange's goroutine, in the order the pauses were asked
+// for, and goes on when it returns. Only this exchange waits. wait may change Request (a
+// request stage) or Response (a response stage), or set Response at a request stage to
+// answer; an error ends the exchange as a hook's error does. ctx ends when the client
+// leaves.
+func (f *Flow) Pause(wait func(ctx context.Context) error) {
+	f.pauses = append(f.pauses, wait)
+}
+
+// resume runs the pauses asked for at the stage that just ran, and clears them.
+func (f *Flow) resume(ctx context.Context) error {
+	for len(f.pauses) > 0 {
+		wait := f.pauses[0]
+		f.pauses = f.pauses[1:]
+		if err := wait(ctx); err != nil {
+			f.pauses = nil
+			return err
+		}
+	}
+	return nil
 }
 
 // RequestHook runs after the request head arrived, before anything goes upstream.

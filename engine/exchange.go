@@ -259,7 +259,11 @@ func (e *Engine) serveExchange(w http.ResponseWriter, r *http.Request) {
 	w = &x.cw
 	f := &Flow{Session: s, Request: r}
 	for _, h := range *e.reqHooks.Load() {
-		if err := h.OnRequest(ctx, f); err != nil {
+		err := h.OnRequest(ctx, f)
+		if err == nil && f.Response != nil {
+			err = f.resume(ctx) // a hook answered: the pauses asked for so far still hold it
+		}
+		if err != nil {
 			x.fail(session.PhaseHook, session.SideProxy, err.Error())
 			writeProxyError(w, http.StatusBadGateway, "A request hook failed: "+err.Error())
 			return
@@ -269,6 +273,16 @@ func (e *Engine) serveExchange(w http.ResponseWriter, r *http.Request) {
 			x.answer(w, f.Response)
 			return
 		}
+	}
+	if err := f.resume(ctx); err != nil {
+		x.fail(session.PhaseHook, session.SideProxy, err.Error())
+		writeProxyError(w, http.StatusBadGateway, "A request hook failed: "+err.Error())
+		return
+	}
+	if f.Response != nil { // a pause answered
+		s.Flags |= session.FlagAnswered
+		x.answer(w, f.Response)
+		return
 	}
 	if f.Request != r { // a hook replaced the request
 		r = f.Request.WithContext(ctx)

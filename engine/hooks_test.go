@@ -302,3 +302,57 @@ func TestResponseHookReplacesBody(t *testing.T) {
 		t.Errorf("client %d %q, session %d %q", resp.StatusCode, body, s.Status(), s.Response.Body.Data)
 	}
 }
+
+// TestPauseWaitsAfterTheStage: a hook that pauses a flow returns at once; the other hooks of
+// the stage run first, then the pipeline waits, and what the wait changes reaches the wire.
+func TestPauseWaitsAfterTheStage(t *testing.T) {
+	et.RequireNoLeaks(t)
+	o := et.StartOrigin(t, et.OriginH2TLS, nil)
+	p := et.StartProxy(t, nil, o)
+	var order []string
+	p.AddRequestHook(engine.RequestHookFunc(func(ctx context.Context, f *engine.Flow) error {
+		order = append(order, "pausing hook")
+		f.Pause(func(ctx context.Context) error {
+			order = append(order, "wait")
+			f.Request.Header.Set("X-Edited-While-Paused", "yes")
+			return nil
+		})
+		return nil
+	}))
+	p.AddRequestHook(engine.RequestHookFunc(func(ctx context.Context, f *engine.Flow) error {
+		order = append(order, "next hook")
+		return nil
+	}))
+	p.AddResponseHook(engine.ResponseHookFunc(func(ctx context.Context, f *engine.Flow) error {
+		f.Pause(func(ctx context.Context) error {
+			if f.Request.URL.Path == "/refuse" {
+				return errors.New("refused while paused")
+			}
+			f.Response.Header.Set("X-Set-While-Paused", "yes")
+			return nil
+		})
+		return nil
+	}))
+	c := p.Client(t, et.ClientH1)
+	resp, err := c.Get(o.URL + "/echo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	p.Next(t)
+	if got := strings.Join(order, ", "); got != "pausing hook, next hook, wait" {
+		t.Fatalf("order: %s", got)
+	}
+	if resp.Header.Get("X-Echo-H-X-Edited-While-Paused") != "yes" || resp.Header.Get("X-Set-While-Paused") != "yes" {
+		t.Fatalf("the edits made while paused did not reach the wire: %v", resp.Header)
+	}
+	resp, err = c.Get(o.URL + "/refuse")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	s := p.Next(t)
+	if resp.StatusCode != http.StatusBadGateway || s.Error == nil || !strings.Contains(s.Error.Message, "refused while paused") {
+		t.Fatalf("response pause error: status %d, session error %+v", resp.StatusCode, s.Error)
+	}
+}

@@ -400,6 +400,9 @@ func (u *upstream) modifyResponse(resp *http.Response) error {
 				return fmt.Errorf("response hook: %w", err)
 			}
 		}
+		if err := f.resume(resp.Request.Context()); err != nil {
+			return fmt.Errorf("response hook: %w", err)
+		}
 		if resp.Body != io.ReadCloser(x.respCap) && resp.Body != nil && x.ws == nil {
 			// A hook replaced the body: capture what the client really gets.
 			x.respCap.releaseBudget()
