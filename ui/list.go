@@ -2,6 +2,7 @@ package ui
 
 import (
 	"image/color"
+	"math"
 	"strconv"
 	"strings"
 
@@ -103,7 +104,10 @@ func (l *sessionList) rowHeight() float32 {
 	if l.u.theme != nil && l.u.theme.density == Comfortable {
 		pad = theme.Padding()
 	}
-	return fyne.MeasureText("Mg", theme.TextSize(), fyne.TextStyle{}).Height + 2*pad
+	// Whole pixels: the list places rows at float32 offsets, and at a million rows (20
+	// million px) float32 steps by 2 px, so a fractional pitch drifts the rows off their
+	// slots and the newest row ends below the view.
+	return float32(math.Ceil(float64(fyne.MeasureText("Mg", theme.TextSize(), fyne.TextStyle{}).Height + 2*pad)))
 }
 
 // tightTheme is the app's theme with one pixel of inner padding: dense tables.
@@ -221,7 +225,15 @@ func (l *sessionList) SetColumnWidth(c viewmodel.Column, w float32) {
 }
 
 func (l *sessionList) width(c viewmodel.Column) float32 {
-	return float32(l.u.prefs.FloatWithFallback(prefColWidth+viewmodel.Columns[c].Key, float64(viewmodel.Columns[c].Width)))
+	w := float32(l.u.prefs.FloatWithFallback(prefColWidth+viewmodel.Columns[c].Key, float64(viewmodel.Columns[c].Width)))
+	if c == viewmodel.ColID {
+		// Wide enough for the newest id (a million sessions have seven digits) and the
+		// header's sort arrow, at the 13 px the widths are set for.
+		digits := strconv.FormatUint(uint64(l.u.model.NewestID()), 10)
+		need := fyne.MeasureText(digits+"▲", compactSizes[theme.SizeNameText], fyne.TextStyle{}).Width + 12
+		w = max(w, need)
+	}
+	return w
 }
 
 func (l *sessionList) shown(c viewmodel.Column) bool {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -64,6 +65,7 @@ func BenchmarkWindowStartLargeStore(b *testing.B) {
 	path, newest := benchStoreFile(b)
 	a := test.NewTempApp(b)
 	var total time.Duration
+	var maxAnon float64
 	b.ResetTimer()
 	for range b.N {
 		t0 := time.Now()
@@ -93,12 +95,31 @@ func BenchmarkWindowStartLargeStore(b *testing.B) {
 			b.Fatalf("newest session #%d not on screen after start: rows %d..%d of %d, offset %v, size %v", newest, lo, hi, u.model.Len(), u.list.list.GetScrollOffset(), u.list.list.Size())
 		}
 		b.StopTimer()
-		b.Logf("open %v, start to first frame with rows %v", opened.Round(time.Millisecond), el.Round(time.Millisecond))
+		anon := rssAnonMB()
+		maxAnon = max(maxAnon, anon)
+		b.Logf("open %v, start to first frame with rows %v, RssAnon %.0f MB", opened.Round(time.Millisecond), el.Round(time.Millisecond), anon)
 		w.Close()
 		st.Close()
 		b.StartTimer()
 	}
 	b.ReportMetric(float64(total.Milliseconds())/float64(b.N), "start-ms")
+	b.ReportMetric(maxAnon, "anon-MB")
+}
+
+// rssAnonMB is the process's anonymous resident memory (heap, stacks; not the store's
+// memory-mapped file) from /proc/self/status, in MB; 0 where there is no procfs.
+func rssAnonMB() float64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "RssAnon:"); ok {
+			kb, _ := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 64)
+			return kb / 1000
+		}
+	}
+	return 0
 }
 
 // BenchmarkSearchWindowFirstPage measures the search window over the same store: from the

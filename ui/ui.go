@@ -562,7 +562,7 @@ func (u *UI) changed(ch viewmodel.Change) {
 	}
 	// A reset counts too: installing the stored pages puts every older session in front
 	// of the held rows without adding any, and the list would stay at the old bottom
-	// offset (on a 1,000,000-session store: ids near the 200,000 held).
+	// offset (on a 1,000,000-session store: ids near the oldest held).
 	if u.following && (ch.Added > 0 || ch.Reset) && u.model.Len() > 0 {
 		u.scrollToNewest()
 	}

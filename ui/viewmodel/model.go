@@ -21,7 +21,7 @@ import (
 type Matcher func(*session.Summary) bool
 
 // DefaultMax is the default number of rows a Model keeps in memory.
-const DefaultMax = 200_000
+const DefaultMax = 100_000
 
 // Change says what an operation did to the visible rows, so the view can decide between
 // a cheap refresh and a full reset (and whether "follow newest" should scroll).
@@ -102,6 +102,14 @@ func (m *Model) Paged() (rows int, shown bool) {
 		return 0, true
 	}
 	return m.stored.Len(), m.sortCol == ColID
+}
+
+// NewestID is the highest id held (0 when none): the widest number the # column shows.
+func (m *Model) NewestID() session.ID {
+	if len(m.order) == 0 {
+		return 0
+	}
+	return m.order[len(m.order)-1].ID
 }
 
 // Total is the number of rows held, visible or not.
