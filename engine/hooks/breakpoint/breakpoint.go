@@ -554,6 +554,23 @@ func holdBody(h http.Header, body *io.ReadCloser) (raw []byte, trunc bool, err e
 	return raw, trunc, nil
 }
 
+// hold reads the part of a body a pause shows: the first message of a gRPC stream
+// (grpchold.go), or holdBody's.
+func hold(h http.Header, body *io.ReadCloser) (raw []byte, trunc bool, err error) {
+	if grpcRequest(h) {
+		return holdFirstMessage(body)
+	}
+	return holdBody(h, body)
+}
+
+// abortError is the error of an aborted pause: ErrAborted, or why ctx ended.
+func abortError(ctx context.Context) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("breakpoint: %w", ctx.Err())
+	}
+	return ErrAborted
+}
+
 // editableBody is what the editor shows: a whole gzip body decoded (an edit is gzipped
 // again), anything else as it travelled.
 func editableBody(h http.Header, raw []byte, trunc bool) (body []byte, decoded string) {
@@ -626,14 +643,7 @@ func (m *Manager) OnRequest(ctx context.Context, f *engine.Flow) error {
 // pauseRequest holds the request until a decision and applies it (the pause of OnRequest).
 func (m *Manager) pauseRequest(ctx context.Context, f *engine.Flow, bp int64) error {
 	r := f.Request
-	var raw []byte
-	var trunc bool
-	var err error
-	if grpcRequest(r.Header) {
-		raw, trunc, err = holdFirstMessage(&r.Body) // grpchold.go
-	} else {
-		raw, trunc, err = holdBody(r.Header, &r.Body)
-	}
+	raw, trunc, err := hold(r.Header, &r.Body)
 	if err != nil {
 		return fmt.Errorf("breakpoint: reading the request body: %w", err)
 	}
@@ -643,11 +653,11 @@ func (m *Manager) pauseRequest(ctx context.Context, f *engine.Flow, bp int64) er
 	d := m.wait(ctx, info)
 	switch d.kind {
 	case decAbort:
-		if ctx.Err() != nil {
-			return fmt.Errorf("breakpoint: %w", ctx.Err())
-		}
-		return ErrAborted
+		return abortError(ctx)
 	case decRespond:
+		if f.Response != nil && f.Response.Body != nil { // a later hook's answer, replaced
+			f.Response.Body.Close()
+		}
 		f.Response = answerResponse(d.answer, r)
 		return nil
 	}
@@ -747,14 +757,7 @@ func (m *Manager) pauseResponse(ctx context.Context, f *engine.Flow, bp int64) e
 	if resp.StatusCode == http.StatusSwitchingProtocols {
 		return nil // a later hook made it an upgrade
 	}
-	var raw []byte
-	var trunc bool
-	var err error
-	if grpcRequest(resp.Header) {
-		raw, trunc, err = holdFirstMessage(&resp.Body) // grpchold.go
-	} else {
-		raw, trunc, err = holdBody(resp.Header, &resp.Body)
-	}
+	raw, trunc, err := hold(resp.Header, &resp.Body)
 	if err != nil {
 		return fmt.Errorf("breakpoint: reading the response body: %w", err)
 	}
@@ -765,10 +768,7 @@ func (m *Manager) pauseResponse(ctx context.Context, f *engine.Flow, bp int64) e
 	d := m.wait(ctx, info)
 	switch d.kind {
 	case decAbort:
-		if ctx.Err() != nil {
-			return fmt.Errorf("breakpoint: %w", ctx.Err())
-		}
-		return ErrAborted
+		return abortError(ctx)
 	case decRespond:
 		n := answerResponse(d.answer, resp.Request)
 		if resp.Body != nil {
