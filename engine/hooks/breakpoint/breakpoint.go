@@ -369,12 +369,7 @@ func (m *Manager) changed() { m.set.Notify() }
 func (m *Manager) Add(b Breakpoint) (int64, error) { return m.set.Add(b) }
 
 // Set replaces the breakpoint with b.ID.
-func (m *Manager) Set(b Breakpoint) error {
-	if err := b.Validate(); err != nil {
-		return err
-	}
-	return m.set.Put(b)
-}
+func (m *Manager) Set(b Breakpoint) error { return m.set.Put(b) }
 
 // Remove deletes a breakpoint; an unknown id is an error.
 func (m *Manager) Remove(id int64) error { return m.set.Remove(id) }
