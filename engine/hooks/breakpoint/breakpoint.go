@@ -5,16 +5,19 @@
 // # Model
 //
 // A Breakpoint is data: a filter expression, a phase and an enabled flag. The set of
-// breakpoints is compiled once per edit into an immutable chain that is swapped atomically;
-// hooks read the current chain without locks.
+// breakpoints is a settings.Set (internal/settings): compiled once per edit into an
+// immutable chain that is swapped atomically; hooks read the current chain without locks.
 //
 // A paused session is data too (Paused): the manager keeps one entry per waiting session,
-// which List returns and Resume, Respond and Abort act on. The hook that paused a session
-// waits on that session's own goroutine only: other connections and other HTTP/2 streams of
-// the same connection keep flowing. While a request is paused nothing has been sent
-// upstream, and while a response is paused its head has arrived, so no engine timeout runs
-// for the paused stream; the manager's own Timeout (if set) ends a forgotten pause by
-// continuing or aborting it. A client that goes away ends the pause.
+// which List returns and Resume, Respond and Abort act on. The hooks do not block: a
+// matching hook marks the flow paused (engine.Flow.Pause) and returns, the other hooks of
+// the stage run, and then the pipeline waits on the pause, which snapshots the request or
+// response as those hooks left it, waits for the decision and applies it. The wait runs on
+// that session's own goroutine only: other connections and other HTTP/2 streams of the same
+// connection keep flowing. While a request is paused nothing has been sent upstream, and
+// while a response is paused its head has arrived, so no engine timeout runs for the
+// paused stream; the manager's own Timeout (if set) ends a forgotten pause by continuing or
+// aborting it. A client that goes away ends the pause.
 //
 // # Concurrency
 //
@@ -34,7 +37,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -49,7 +51,7 @@ import (
 	"inspector/engine/filter"
 	"inspector/engine/hooks/bodyprobe"
 	"inspector/engine/session"
-	"inspector/internal/atomicfile"
+	"inspector/internal/settings"
 )
 
 // Phase says at which stage a breakpoint pauses.
@@ -203,7 +205,7 @@ func (e *Edits) Validate(p Phase) error {
 		if e.Status != 0 || e.Reason != "" {
 			return errors.New("edits: status and reason apply to a response; this session is paused at its request")
 		}
-		if e.Method != "" && !validToken(e.Method) {
+		if e.Method != "" && !httpguts.ValidHeaderFieldName(e.Method) {
 			return fmt.Errorf("edits: method %q is not an HTTP token", e.Method)
 		}
 		if e.URL != "" {
@@ -223,20 +225,11 @@ func (e *Edits) Validate(p Phase) error {
 			return fmt.Errorf("edits: %w", err)
 		}
 	}
-	for k, vv := range e.Header {
-		if !validToken(k) {
-			return fmt.Errorf("edits: header name %q is invalid", k)
-		}
-		for _, v := range vv {
-			if strings.ContainsAny(v, "\r\n\x00") {
-				return fmt.Errorf("edits: header %s has a line break or NUL in its value", k)
-			}
-		}
+	if err := settings.Header(e.Header); err != nil {
+		return fmt.Errorf("edits: %w", err)
 	}
 	return nil
 }
-
-func validToken(s string) bool { return httpguts.ValidHeaderFieldName(s) }
 
 // validReason refuses a reason phrase that would break the status line.
 func validReason(r string) error {
@@ -295,6 +288,8 @@ type pause struct {
 
 type compiled struct {
 	req, resp []compiledBP
+	timeout   time.Duration
+	onTimeout TimeoutAction
 }
 
 type compiledBP struct {
@@ -313,206 +308,85 @@ func needsBody(bps []compiledBP) bool {
 	return false
 }
 
+var spec = settings.Spec[Settings, Breakpoint, *compiled]{
+	Name:     "breakpoint",
+	Items:    func(s *Settings) *[]Breakpoint { return &s.Breakpoints },
+	ID:       func(b *Breakpoint) *int64 { return &b.ID },
+	Validate: Breakpoint.Validate,
+	Check: func(s *Settings) error {
+		switch s.OnTimeout {
+		case "", TimeoutContinue, TimeoutAbort:
+			return nil
+		}
+		return fmt.Errorf("on_timeout %q: want continue or abort", s.OnTimeout)
+	},
+	Compile: func(s *Settings) (*compiled, error) {
+		c := &compiled{timeout: time.Duration(s.Timeout), onTimeout: s.OnTimeout}
+		for _, b := range s.Breakpoints {
+			if !b.Enabled {
+				continue
+			}
+			cb := compiledBP{id: b.ID, expr: filter.MustParse(b.Filter)} // validated
+			if b.Phase == PhaseRequest || b.Phase == PhaseBoth {
+				c.req = append(c.req, cb)
+			}
+			if b.Phase == PhaseResponse || b.Phase == PhaseBoth {
+				c.resp = append(c.resp, cb)
+			}
+		}
+		return c, nil
+	},
+}
+
 // Manager holds the breakpoints and the paused sessions. Create it with New; register its
 // hooks with Install.
 type Manager struct {
-	path   string
-	chain  atomic.Pointer[compiled]
+	set    *settings.Set[Settings, Breakpoint, *compiled]
 	closed atomic.Bool
 
-	mu       sync.Mutex
-	settings Settings
-	nextID   int64
-	paused   map[session.ID]*pause
-	onChange []func()
+	mu     sync.Mutex
+	paused map[session.ID]*pause
 }
 
 // New loads the settings from path (a JSON file, e.g. DATA_DIR/breakpoints.json; a missing
 // file means none) and returns a Manager that saves every change there. An empty path keeps
-// everything in memory. A file that does not parse is an error (it is never overwritten).
+// everything in memory. A file that does not parse is an error naming the file and the
+// position (it is never overwritten).
 func New(path string) (*Manager, error) {
-	m := &Manager{path: path, paused: map[session.ID]*pause{}}
-	if path != "" {
-		b, err := os.ReadFile(path)
-		switch {
-		case errors.Is(err, os.ErrNotExist):
-		case err != nil:
-			return nil, err
-		default:
-			var s Settings
-			if err := json.Unmarshal(b, &s); err != nil {
-				return nil, fmt.Errorf("%s: %w", path, err)
-			}
-			if err := validSettings(&s); err != nil {
-				return nil, fmt.Errorf("%s: %w", path, err)
-			}
-			m.settings = s
-		}
+	set, err := settings.Open(path, spec)
+	if err != nil {
+		return nil, err
 	}
-	for _, b := range m.settings.Breakpoints {
-		m.nextID = max(m.nextID, b.ID)
-	}
-	m.compile()
-	return m, nil
-}
-
-func validSettings(s *Settings) error {
-	seen := map[int64]bool{}
-	for _, b := range s.Breakpoints {
-		if err := b.Validate(); err != nil {
-			return err
-		}
-		if b.ID <= 0 || seen[b.ID] {
-			return fmt.Errorf("breakpoint id %d is missing or repeated", b.ID)
-		}
-		seen[b.ID] = true
-	}
-	switch s.OnTimeout {
-	case "", TimeoutContinue, TimeoutAbort:
-	default:
-		return fmt.Errorf("on_timeout %q: want continue or abort", s.OnTimeout)
-	}
-	return nil
-}
-
-// compile builds the chain from m.settings; called with m.mu held or before m is shared.
-func (m *Manager) compile() {
-	c := &compiled{}
-	for _, b := range m.settings.Breakpoints {
-		if !b.Enabled {
-			continue
-		}
-		cb := compiledBP{id: b.ID, expr: filter.MustParse(b.Filter)}
-		if b.Phase == PhaseRequest || b.Phase == PhaseBoth {
-			c.req = append(c.req, cb)
-		}
-		if b.Phase == PhaseResponse || b.Phase == PhaseBoth {
-			c.resp = append(c.resp, cb)
-		}
-	}
-	m.chain.Store(c)
+	return &Manager{set: set, paused: map[session.ID]*pause{}}, nil
 }
 
 // OnChange registers f to be called after breakpoints, settings or paused sessions change.
-func (m *Manager) OnChange(f func()) {
-	m.mu.Lock()
-	m.onChange = append(m.onChange, f)
-	m.mu.Unlock()
-}
+func (m *Manager) OnChange(f func()) { m.set.OnChange(f) }
 
-func (m *Manager) changed() {
-	m.mu.Lock()
-	fs := append([]func(){}, m.onChange...)
-	m.mu.Unlock()
-	for _, f := range fs {
-		f()
-	}
-}
-
-// save writes the settings atomically; called with m.mu held.
-func (m *Manager) save() error {
-	if m.path == "" {
-		return nil
-	}
-	b, err := json.MarshalIndent(m.settings, "", "  ")
-	if err != nil {
-		return err
-	}
-	return writeFileAtomic(m.path, append(b, '\n'))
-}
-
-func writeFileAtomic(path string, b []byte) error { return atomicfile.WriteFile(path, b, 0o600) }
-
-// update applies fn to a copy of the settings, validates, compiles, saves and swaps.
-func (m *Manager) update(fn func(s *Settings) error) error {
-	m.mu.Lock()
-	s := m.settings
-	s.Breakpoints = append([]Breakpoint(nil), s.Breakpoints...)
-	if err := fn(&s); err != nil {
-		m.mu.Unlock()
-		return err
-	}
-	if err := validSettings(&s); err != nil {
-		m.mu.Unlock()
-		return err
-	}
-	old := m.settings
-	m.settings = s
-	if err := m.save(); err != nil {
-		m.settings = old
-		m.mu.Unlock()
-		return fmt.Errorf("saving breakpoints: %w", err)
-	}
-	m.compile()
-	m.mu.Unlock()
-	m.changed()
-	return nil
-}
+func (m *Manager) changed() { m.set.Notify() }
 
 // Add adds a breakpoint (its ID is ignored) and returns the new id.
-func (m *Manager) Add(b Breakpoint) (int64, error) {
-	if err := b.Validate(); err != nil {
-		return 0, err
-	}
-	var id int64
-	err := m.update(func(s *Settings) error {
-		m.nextID++
-		id = m.nextID
-		b.ID = id
-		s.Breakpoints = append(s.Breakpoints, b)
-		return nil
-	})
-	return id, err
-}
+func (m *Manager) Add(b Breakpoint) (int64, error) { return m.set.Add(b) }
 
 // Set replaces the breakpoint with b.ID.
-func (m *Manager) Set(b Breakpoint) error {
-	if err := b.Validate(); err != nil {
-		return err
-	}
-	return m.update(func(s *Settings) error {
-		for i := range s.Breakpoints {
-			if s.Breakpoints[i].ID == b.ID {
-				s.Breakpoints[i] = b
-				return nil
-			}
-		}
-		return fmt.Errorf("breakpoint %d not found", b.ID)
-	})
-}
+func (m *Manager) Set(b Breakpoint) error { return m.set.Put(b) }
 
 // Remove deletes a breakpoint; an unknown id is an error.
-func (m *Manager) Remove(id int64) error {
-	return m.update(func(s *Settings) error {
-		for i := range s.Breakpoints {
-			if s.Breakpoints[i].ID == id {
-				s.Breakpoints = append(s.Breakpoints[:i], s.Breakpoints[i+1:]...)
-				return nil
-			}
-		}
-		return fmt.Errorf("breakpoint %d not found", id)
-	})
-}
+func (m *Manager) Remove(id int64) error { return m.set.Remove(id) }
 
 // SetTimeout sets the pause timeout (0: none) and what happens when it fires.
 func (m *Manager) SetTimeout(d time.Duration, action TimeoutAction) error {
 	if d < 0 {
 		return errors.New("breakpoint: negative timeout")
 	}
-	return m.update(func(s *Settings) error {
+	return m.set.Update(func(s *Settings) error {
 		s.Timeout, s.OnTimeout = Duration(d), action
 		return nil
 	})
 }
 
 // Settings returns a copy of the current settings.
-func (m *Manager) Settings() Settings {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	s := m.settings
-	s.Breakpoints = append([]Breakpoint(nil), s.Breakpoints...)
-	return s
-}
+func (m *Manager) Settings() Settings { return m.set.Doc() }
 
 // List returns the paused sessions, oldest pause first. The values are copies.
 func (m *Manager) List() []Paused {
@@ -608,9 +482,10 @@ func (m *Manager) Close() {
 	m.ResumeAll()
 }
 
-// Install registers the manager's request and response hooks on e. Call it before other
-// hooks that should see the edited request (rules that re-target requests usually run
-// after breakpoints).
+// Install registers the manager's request and response hooks on e. Where it is in the
+// hook order only decides which hooks' pauses wait first: a pause waits after every hook of
+// its stage has returned, so edits made while paused are final (they are applied after a
+// rule that re-targets the request, for example) and every hook's changes are shown.
 func (m *Manager) Install(e *engine.Engine) {
 	e.AddRequestHook(engine.RequestHookFunc(m.OnRequest))
 	e.AddResponseHook(engine.ResponseHookFunc(m.OnResponse))
@@ -674,6 +549,23 @@ func holdBody(h http.Header, body *io.ReadCloser) (raw []byte, trunc bool, err e
 	return raw, trunc, nil
 }
 
+// hold reads the part of a body a pause shows: the first message of a gRPC stream
+// (grpchold.go), or holdBody's.
+func hold(h http.Header, body *io.ReadCloser) (raw []byte, trunc bool, err error) {
+	if grpcRequest(h) {
+		return holdFirstMessage(body)
+	}
+	return holdBody(h, body)
+}
+
+// abortError is the error of an aborted pause: ErrAborted, or why ctx ended.
+func abortError(ctx context.Context) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("breakpoint: %w", ctx.Err())
+	}
+	return ErrAborted
+}
+
 // editableBody is what the editor shows: a whole gzip body decoded (an edit is gzipped
 // again), anything else as it travelled.
 func editableBody(h http.Header, raw []byte, trunc bool) (body []byte, decoded string) {
@@ -696,9 +588,14 @@ func gzipBytes(b []byte) []byte {
 // wait registers the pause and blocks until a decision, the timeout or ctx.
 func (m *Manager) wait(ctx context.Context, info Paused) decision {
 	p := &pause{info: info, done: make(chan decision, 1)}
+	c := m.set.Chain()
+	timeout, action := c.timeout, c.onTimeout
 	m.mu.Lock()
+	if m.closed.Load() { // Close ran after the hook matched: it continued every pause
+		m.mu.Unlock()
+		return decision{kind: decContinue}
+	}
 	m.paused[info.ID] = p
-	timeout, action := time.Duration(m.settings.Timeout), m.settings.OnTimeout
 	m.mu.Unlock()
 	m.changed()
 
@@ -723,26 +620,25 @@ func (m *Manager) wait(ctx context.Context, info Paused) decision {
 	return <-p.done
 }
 
-// OnRequest is the request-stage hook.
+// OnRequest is the request-stage hook. It only matches: a matching session is marked
+// paused (engine.Flow.Pause) and the hook returns at once, so the other request hooks run
+// before the pause waits; the pause shows the request as they left it.
 func (m *Manager) OnRequest(ctx context.Context, f *engine.Flow) error {
-	bps := m.chain.Load().req
+	bps := m.set.Chain().req
 	probe := f.Session
 	if len(bps) > 0 && needsBody(bps) {
 		probe = bodyprobe.Request(f.Session, f.Request.Header, &f.Request.Body)
 	}
-	bp, ok := m.match(bps, probe)
-	if !ok {
-		return nil
+	if bp, ok := m.match(bps, probe); ok {
+		f.Pause(func(ctx context.Context) error { return m.pauseRequest(ctx, f, bp) })
 	}
+	return nil
+}
+
+// pauseRequest holds the request until a decision and applies it (the pause of OnRequest).
+func (m *Manager) pauseRequest(ctx context.Context, f *engine.Flow, bp int64) error {
 	r := f.Request
-	var raw []byte
-	var trunc bool
-	var err error
-	if grpcRequest(r.Header) {
-		raw, trunc, err = holdFirstMessage(&r.Body) // grpchold.go
-	} else {
-		raw, trunc, err = holdBody(r.Header, &r.Body)
-	}
+	raw, trunc, err := hold(r.Header, &r.Body)
 	if err != nil {
 		return fmt.Errorf("breakpoint: reading the request body: %w", err)
 	}
@@ -752,11 +648,11 @@ func (m *Manager) OnRequest(ctx context.Context, f *engine.Flow) error {
 	d := m.wait(ctx, info)
 	switch d.kind {
 	case decAbort:
-		if ctx.Err() != nil {
-			return fmt.Errorf("breakpoint: %w", ctx.Err())
-		}
-		return ErrAborted
+		return abortError(ctx)
 	case decRespond:
+		if f.Response != nil && f.Response.Body != nil { // a later hook's answer, replaced
+			f.Response.Body.Close()
+		}
 		f.Response = answerResponse(d.answer, r)
 		return nil
 	}
@@ -837,24 +733,26 @@ func answerResponse(a *Answer, r *http.Request) *http.Response {
 		Body: io.NopCloser(bytes.NewReader(b)), Request: r}
 }
 
-// OnResponse is the response-stage hook.
+// OnResponse is the response-stage hook. Like OnRequest it only matches and marks the
+// session paused; the pause waits after every response hook has returned.
 func (m *Manager) OnResponse(ctx context.Context, f *engine.Flow) error {
-	bp, ok := m.match(m.chain.Load().resp, f.Session)
-	if !ok {
-		return nil
-	}
-	resp := f.Response
-	if resp.StatusCode == http.StatusSwitchingProtocols {
+	if f.Response.StatusCode == http.StatusSwitchingProtocols {
 		return nil // an upgraded connection has no body to edit
 	}
-	var raw []byte
-	var trunc bool
-	var err error
-	if grpcRequest(resp.Header) {
-		raw, trunc, err = holdFirstMessage(&resp.Body) // grpchold.go
-	} else {
-		raw, trunc, err = holdBody(resp.Header, &resp.Body)
+	if bp, ok := m.match(m.set.Chain().resp, f.Session); ok {
+		f.Pause(func(ctx context.Context) error { return m.pauseResponse(ctx, f, bp) })
 	}
+	return nil
+}
+
+// pauseResponse holds the response until a decision and applies it (the pause of
+// OnResponse).
+func (m *Manager) pauseResponse(ctx context.Context, f *engine.Flow, bp int64) error {
+	resp := f.Response
+	if resp.StatusCode == http.StatusSwitchingProtocols {
+		return nil // a later hook made it an upgrade
+	}
+	raw, trunc, err := hold(resp.Header, &resp.Body)
 	if err != nil {
 		return fmt.Errorf("breakpoint: reading the response body: %w", err)
 	}
@@ -865,10 +763,7 @@ func (m *Manager) OnResponse(ctx context.Context, f *engine.Flow) error {
 	d := m.wait(ctx, info)
 	switch d.kind {
 	case decAbort:
-		if ctx.Err() != nil {
-			return fmt.Errorf("breakpoint: %w", ctx.Err())
-		}
-		return ErrAborted
+		return abortError(ctx)
 	case decRespond:
 		n := answerResponse(d.answer, resp.Request)
 		if resp.Body != nil {

@@ -391,7 +391,9 @@ func TestPauseOutlivesEngineTimeouts(t *testing.T) {
 	et.RequireNoLeaks(t)
 	o := et.StartOrigin(t, et.OriginH2TLS, nil)
 	p := et.StartProxy(t, func(c *engine.Config) {
-		c.HeaderTimeout, c.IdleTimeout, c.ResponseTimeout = 20*time.Millisecond, 20*time.Millisecond, 20*time.Millisecond
+		// Short, but not so short that a loaded machine's origin misses them (20 ms did:
+		// "the origin sent no response head in time" before any pause).
+		c.HeaderTimeout, c.IdleTimeout, c.ResponseTimeout = 100*time.Millisecond, 100*time.Millisecond, 100*time.Millisecond
 	}, o)
 	m, err := breakpoint.New("")
 	if err != nil {
@@ -399,7 +401,7 @@ func TestPauseOutlivesEngineTimeouts(t *testing.T) {
 	}
 	m.Install(p.Engine)
 	m.Add(breakpoint.Breakpoint{Filter: "path:/echo", Phase: breakpoint.PhaseBoth, Enabled: true})
-	m.SetTimeout(300*time.Millisecond, breakpoint.TimeoutContinue)
+	m.SetTimeout(500*time.Millisecond, breakpoint.TimeoutContinue)
 	for _, kind := range []string{et.ClientH1, et.ClientH2} {
 		req, _ := http.NewRequest("POST", o.URL+"/echo", strings.NewReader("slow but fine"))
 		r := <-do(p.Client(t, kind), req)

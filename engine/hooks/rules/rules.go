@@ -23,8 +23,6 @@ package rules
 import (
 	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -35,8 +33,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"golang.org/x/net/http/httpguts"
@@ -45,7 +41,7 @@ import (
 	"inspector/engine/filter"
 	"inspector/engine/hooks/bodyprobe"
 	"inspector/engine/session"
-	"inspector/internal/atomicfile"
+	"inspector/internal/settings"
 )
 
 // Kind names a rule type.
@@ -112,15 +108,8 @@ func (r Rule) compile() (*compiledRule, error) {
 		return fail("%v", err)
 	}
 	c := &compiledRule{Rule: r, expr: expr}
-	for k, vv := range r.Header {
-		if !validToken(k) {
-			return fail("header name %q is invalid", k)
-		}
-		for _, v := range vv {
-			if strings.ContainsAny(v, "\r\n\x00") {
-				return fail("header %s has a line break or NUL in its value", k)
-			}
-		}
+	if err := settings.Header(r.Header); err != nil {
+		return fail("%v", err)
 	}
 	switch r.Kind {
 	case MapRemote:
@@ -148,7 +137,7 @@ func (r Rule) compile() (*compiledRule, error) {
 		default:
 			return fail("op %q: want set, add or remove", r.Op)
 		}
-		if !validToken(r.HeaderName) {
+		if !httpguts.ValidHeaderFieldName(r.HeaderName) {
 			return fail("header name %q is invalid", r.HeaderName)
 		}
 		if strings.ContainsAny(r.HeaderValue, "\r\n\x00") {
@@ -167,133 +156,65 @@ func (r Rule) compile() (*compiledRule, error) {
 // Validate checks a rule.
 func (r Rule) Validate() error { _, err := r.compile(); return err }
 
-func validToken(s string) bool { return httpguts.ValidHeaderFieldName(s) }
-
 type chain struct{ rules []*compiledRule }
-
-// Manager holds the rule list, its compiled chain and where it is saved.
-type Manager struct {
-	path  string
-	chain atomic.Pointer[chain]
-
-	mu     sync.Mutex
-	rules  []Rule
-	nextID int64
-}
-
-// New loads the rules from path (JSON, e.g. DATA_DIR/rules.json; missing means none). An
-// empty path keeps them in memory. A file that does not parse or validate is an error.
-func New(path string) (*Manager, error) {
-	m := &Manager{path: path}
-	var rs []Rule
-	if path != "" {
-		b, err := os.ReadFile(path)
-		switch {
-		case errors.Is(err, os.ErrNotExist):
-		case err != nil:
-			return nil, err
-		default:
-			var f fileFormat
-			if err := json.Unmarshal(b, &f); err != nil {
-				return nil, fmt.Errorf("%s: %w", path, err)
-			}
-			rs = f.Rules
-		}
-	}
-	ch, err := compileAll(rs)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	m.rules = rs
-	for _, r := range rs {
-		m.nextID = max(m.nextID, r.ID)
-	}
-	m.chain.Store(ch)
-	return m, nil
-}
 
 type fileFormat struct {
 	Rules []Rule `json:"rules"`
 }
 
-func compileAll(rs []Rule) (*chain, error) {
-	ch := &chain{}
-	seen := map[int64]bool{}
-	for _, r := range rs {
-		if r.ID <= 0 || seen[r.ID] {
-			return nil, fmt.Errorf("rule id %d is missing or repeated", r.ID)
-		}
-		seen[r.ID] = true
-		c, err := r.compile()
-		if err != nil {
-			return nil, err
-		}
-		if r.Enabled {
+var spec = settings.Spec[fileFormat, Rule, *chain]{
+	Name:     "rule",
+	Items:    func(f *fileFormat) *[]Rule { return &f.Rules },
+	ID:       func(r *Rule) *int64 { return &r.ID },
+	Validate: Rule.Validate,
+	Compile: func(f *fileFormat) (*chain, error) {
+		ch := &chain{}
+		for _, r := range f.Rules {
+			if !r.Enabled {
+				continue
+			}
+			c, err := r.compile()
+			if err != nil {
+				return nil, err
+			}
 			ch.rules = append(ch.rules, c)
 		}
-	}
-	return ch, nil
+		return ch, nil
+	},
 }
 
-// Rules returns a copy of the rule list.
-func (m *Manager) Rules() []Rule {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return append([]Rule(nil), m.rules...)
+// Manager holds the rule list, its compiled chain and where it is saved.
+type Manager struct {
+	set *settings.Set[fileFormat, Rule, *chain]
 }
 
-// Replace sets the whole list. Rules without an id get a new one. Nothing changes when any
-// rule is invalid. It returns the stored list.
-func (m *Manager) Replace(rs []Rule) ([]Rule, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	rs = append([]Rule(nil), rs...)
-	next := m.nextID
-	for i := range rs {
-		if rs[i].ID == 0 {
-			next++
-			rs[i].ID = next
-		}
-		next = max(next, rs[i].ID)
-	}
-	ch, err := compileAll(rs)
+// New loads the rules from path (JSON, e.g. DATA_DIR/rules.json; missing means none). An
+// empty path keeps them in memory. A file that does not parse or validate is an error
+// naming the file and the position; it is never overwritten.
+func New(path string) (*Manager, error) {
+	set, err := settings.Open(path, spec)
 	if err != nil {
 		return nil, err
 	}
-	if m.path != "" {
-		b, _ := json.MarshalIndent(fileFormat{Rules: rs}, "", "  ")
-		if err := writeFileAtomic(m.path, append(b, '\n')); err != nil {
-			return nil, fmt.Errorf("saving rules: %w", err)
-		}
-	}
-	m.rules, m.nextID = rs, next
-	m.chain.Store(ch)
-	return append([]Rule(nil), rs...), nil
+	return &Manager{set: set}, nil
 }
 
-// Add appends a rule and returns its id.
-func (m *Manager) Add(r Rule) (int64, error) {
-	r.ID = 0
-	rs, err := m.Replace(append(m.Rules(), r))
-	if err != nil {
-		return 0, err
-	}
-	return rs[len(rs)-1].ID, nil
-}
+// Rules returns a copy of the rule list.
+func (m *Manager) Rules() []Rule { return m.set.Items() }
+
+// Replace sets the whole list. Rules without an id get a new one. Nothing changes when any
+// rule is invalid or the list cannot be saved. It returns the stored list.
+func (m *Manager) Replace(rs []Rule) ([]Rule, error) { return m.set.Replace(rs) }
+
+// Add appends a rule (its id is ignored) and returns its new id.
+func (m *Manager) Add(r Rule) (int64, error) { return m.set.Add(r) }
 
 // Remove deletes a rule; an unknown id is an error.
-func (m *Manager) Remove(id int64) error {
-	rs := m.Rules()
-	for i := range rs {
-		if rs[i].ID == id {
-			_, err := m.Replace(append(rs[:i], rs[i+1:]...))
-			return err
-		}
-	}
-	return fmt.Errorf("rule %d not found", id)
-}
+func (m *Manager) Remove(id int64) error { return m.set.Remove(id) }
 
-func writeFileAtomic(p string, b []byte) error { return atomicfile.WriteFile(p, b, 0o600) }
+// OnChange registers f to be called after the rule list changed (on the goroutine that
+// changed it, never under a lock; f must not block).
+func (m *Manager) OnChange(f func()) { m.set.OnChange(f) }
 
 // Install registers the rule hooks on e.
 func (m *Manager) Install(e *engine.Engine) {
@@ -323,7 +244,7 @@ func (mt *matcher) reset() { mt.sum = nil }
 
 // OnRequest applies the request-stage rules.
 func (m *Manager) OnRequest(ctx context.Context, f *engine.Flow) error {
-	rs := m.chain.Load().rules
+	rs := m.set.Chain().rules
 	mt := matcher{s: f.Session}
 	for _, c := range rs {
 		if bodyprobe.Needed(c.expr) {
@@ -382,7 +303,7 @@ func (m *Manager) OnRequest(ctx context.Context, f *engine.Flow) error {
 // OnResponse applies the response-stage rules.
 func (m *Manager) OnResponse(ctx context.Context, f *engine.Flow) error {
 	mt := matcher{s: f.Session}
-	for _, c := range m.chain.Load().rules {
+	for _, c := range m.set.Chain().rules {
 		if (c.Kind != Header || c.Phase != "response") && c.Kind != Throttle {
 			continue
 		}
@@ -523,7 +444,7 @@ func (l *limitedReader) Close() error { return l.rc.Close() }
 func (m *Manager) Match(s *session.Session) []Rule {
 	var out []Rule
 	mt := matcher{s: s}
-	for _, c := range m.chain.Load().rules {
+	for _, c := range m.set.Chain().rules {
 		if mt.match(c.expr) {
 			out = append(out, c.Rule)
 		}

@@ -193,3 +193,38 @@ func BenchmarkRulesOnRequest(b *testing.B) {
 		m.Match(s)
 	}
 }
+
+// TestRulesPersistAndNotify: rules survive a reload with their ids, every change is
+// announced, and a corrupt file is an error that names the file and the line.
+func TestRulesPersistAndNotify(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "rules.json")
+	m, err := rules.New(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	changes := 0
+	m.OnChange(func() { changes++ })
+	a, _ := m.Add(rules.Rule{Kind: rules.Header, Filter: "host:a", HeaderName: "X", Enabled: true})
+	b, err := m.Add(rules.Rule{Kind: rules.Throttle, Filter: "host:b", LatencyMS: 5})
+	if err != nil || a == b {
+		t.Fatalf("ids %d %d: %v", a, b, err)
+	}
+	if err := m.Remove(a); err != nil {
+		t.Fatal(err)
+	}
+	m.Add(rules.Rule{Kind: "nonsense", Filter: "host:a"})
+	if changes != 3 {
+		t.Errorf("%d changes announced, want 3", changes)
+	}
+	m2, err := rules.New(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rs := m2.Rules(); len(rs) != 1 || rs[0].ID != b || rs[0].LatencyMS != 5 {
+		t.Fatalf("reloaded %+v", rs)
+	}
+	os.WriteFile(p, []byte("{\"rules\": [\n  {\"id\": 1,}\n]}"), 0o600)
+	if _, err := rules.New(p); err == nil || !strings.Contains(err.Error(), p+": line 2, column 12") {
+		t.Fatalf("corrupt file: %v", err)
+	}
+}
