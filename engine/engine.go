@@ -4,8 +4,10 @@
 //
 // # Stages and hooks
 //
-// Each request passes: request head (EventBegin) → RequestHooks → upstream round trip →
-// response head (ResponseHooks, EventUpdate) → body relayed → EventComplete. A session ends
+// Each request passes: request head (EventBegin) → RequestHeaders hooks → Request hooks
+// (body buffered) → upstream round trip → response head → ResponseHeaders hooks →
+// Response hooks (body buffered) → EventUpdate → body relayed → Error hooks (when it
+// failed) → EventComplete → Done hooks. stages.go documents each stage. A session ends
 // in exactly one of a response or an error; an HTTP 500 from the origin is a response.
 //
 // # Observers
@@ -67,10 +69,9 @@ type Engine struct {
 	inFlight map[session.ID]session.Summary
 	peeks    sync.Map // session.ID -> *peekEntry: running exchanges Peek reads (peek.go)
 
-	hooksMu   sync.Mutex
-	reqHooks  atomic.Pointer[[]RequestHook]
-	respHooks atomic.Pointer[[]ResponseHook]
-	msgObs    atomic.Pointer[[]MessageObserver] // nil or empty: no WebSocket message observers
+	hooksMu sync.Mutex
+	hooks   atomic.Pointer[hookSet]
+	msgObs  atomic.Pointer[[]MessageObserver] // nil or empty: no WebSocket message observers
 
 	hijackedMu sync.Mutex
 	hijacked   map[net.Conn]struct{}
@@ -194,8 +195,7 @@ func New(cfg Config) (*Engine, error) {
 	e.capture.Store(true)
 	e.observers.Store(&[]Observer{})
 	e.subs.Store(&[]*Subscription{})
-	e.reqHooks.Store(&[]RequestHook{})
-	e.respHooks.Store(&[]ResponseHook{})
+	e.hooks.Store(&hookSet{})
 	e.reserve(ln.Addr().String())
 	for _, a := range cfg.ReservedAddrs {
 		e.reserve(a)
@@ -362,22 +362,6 @@ func (e *Engine) SetCapture(on bool) { e.capture.Store(on) }
 
 // Capturing reports whether recording is on.
 func (e *Engine) Capturing() bool { return e.capture.Load() }
-
-// AddRequestHook appends a hook to the request stage.
-func (e *Engine) AddRequestHook(h RequestHook) {
-	e.hooksMu.Lock()
-	defer e.hooksMu.Unlock()
-	n := append(append([]RequestHook(nil), *e.reqHooks.Load()...), h)
-	e.reqHooks.Store(&n)
-}
-
-// AddResponseHook appends a hook to the response stage.
-func (e *Engine) AddResponseHook(h ResponseHook) {
-	e.hooksMu.Lock()
-	defer e.hooksMu.Unlock()
-	n := append(append([]ResponseHook(nil), *e.respHooks.Load()...), h)
-	e.respHooks.Store(&n)
-}
 
 // Observe registers a synchronous observer (see Observer).
 func (e *Engine) Observe(o Observer) {

@@ -595,7 +595,7 @@ func (x *exchange) bodyFramingErr(err error) *FramingError {
 // got a cut-off request (never a complete one), the client gets 400 and the session a
 // client-side error.
 func (x *exchange) refuseBody(w http.ResponseWriter, fe *FramingError) {
-	x.fail(session.PhaseRequest, session.SideClient, fe.Error())
+	x.fail(session.PhaseRequest, session.SideClient, fe, fe.Error())
 	if x.s != nil {
 		x.s.Response = nil
 	}

@@ -76,8 +76,9 @@ func (p *h3Pool) transport() (*quic.Transport, error) {
 }
 
 // roundTrip sends req over HTTP/3 to dialAddr (host:port; the request URL keeps the
-// name used for SNI and :authority). A failure to connect is an *errQUICDial.
-func (p *h3Pool) roundTrip(req *http.Request, dialAddr string, tlsConf *tls.Config) (*http.Response, error) {
+// name used for SNI and :authority). A failure to connect is an *errQUICDial. The dial
+// reports to the context's httptrace, the connection and the request's write to tr.
+func (p *h3Pool) roundTrip(req *http.Request, dialAddr string, tlsConf *tls.Config, tr connTrace) (*http.Response, error) {
 	key := dialAddr + "|" + req.URL.Hostname()
 	if tlsConf.InsecureSkipVerify {
 		key += "|insecure"
@@ -87,12 +88,7 @@ func (p *h3Pool) roundTrip(req *http.Request, dialAddr string, tlsConf *tls.Conf
 		if err != nil {
 			return nil, &errQUICDial{err}
 		}
-		if x := exchangeFrom(req.Context()); x != nil {
-			x.tr.with(func() {
-				x.tr.gotConn, x.tr.reused, x.tr.connID = time.Now(), reused, c.id
-				x.tr.remote = c.qc.RemoteAddr().String()
-			})
-		}
+		tr.connGot(c.id, c.qc.RemoteAddr().String(), reused)
 		resp, err := c.cc.RoundTrip(req)
 		if err != nil {
 			if c.qc.Context().Err() != nil {
@@ -104,9 +100,7 @@ func (p *h3Pool) roundTrip(req *http.Request, dialAddr string, tlsConf *tls.Conf
 			return nil, err
 		}
 		resp.TLS = c.state
-		if x := exchangeFrom(req.Context()); x != nil {
-			x.tr.with(func() { x.tr.wrote = time.Now() })
-		}
+		tr.requestWritten()
 		return resp, nil
 	}
 }

@@ -11,7 +11,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptrace"
-	"net/http/httputil"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -22,7 +21,9 @@ import (
 	"inspector/engine/session"
 )
 
-// upstream holds the transports towards origins and the reverse proxy that drives them.
+// upstream holds the transports towards origins and picks one for each request
+// (roundTrip). It knows nothing of sessions: what it learns about a round trip goes to
+// the httptrace.ClientTrace of the request's context and to the connTrace it is handed.
 type upstream struct {
 	e      *Engine
 	dialer net.Dialer
@@ -38,7 +39,7 @@ type upstream struct {
 	// secureTLS and laxTLS are the TLS settings of secure and lax, for the h3 pool.
 	secureTLS, laxTLS *tls.Config
 	closer            []func()
-	proxy             *httputil.ReverseProxy
+	errLog            *log.Logger // the exchanges' reverse proxies log here
 	ids               uint64
 	idMu              sync.Mutex
 
@@ -73,14 +74,7 @@ func newUpstream(e *Engine) (*upstream, error) {
 	u.closer = append(u.closer, u.plain.CloseIdleConnections)
 	u.h3 = newH3Pool(u)
 	u.closer = append(u.closer, u.h3.close)
-	u.proxy = &httputil.ReverseProxy{
-		Rewrite:        u.rewrite,
-		Transport:      u,
-		BufferPool:     bufPool{},
-		ErrorHandler:   u.handleError,
-		ModifyResponse: u.modifyResponse,
-		ErrorLog:       log.New(logWriter{e.cfg.Logf}, "", 0),
-	}
+	u.errLog = log.New(logWriter{e.cfg.Logf}, "", 0)
 	return u, nil
 }
 
@@ -271,37 +265,22 @@ func (e *Engine) isReserved(host, port string) bool {
 	return ip != nil && (ip.IsLoopback() || ip.IsUnspecified()) && e.reservedLoopPorts[port]
 }
 
-// rewrite points the outgoing request at the exchange's target and keeps the request as
-// the client sent it (forwarding headers and query untouched).
-func (u *upstream) rewrite(pr *httputil.ProxyRequest) {
-	x := exchangeFrom(pr.In.Context())
-	if !pr.In.URL.IsAbs() {
-		pr.Out.URL.Scheme = x.scheme
-		pr.Out.URL.Host = x.upstreamURLHost()
-	}
-	pr.Out.Host = pr.In.Host
-	if x.info.reverse {
-		pr.Out.Host = "" // reverse mode: the origin gets its own name
-	}
-	// Clone gave Out a copy of the trailer map taken before the body arrived; share the
-	// map the server fills at the end of the body so request trailers reach the origin.
-	pr.Out.Trailer = pr.In.Trailer
-	pr.Out.URL.RawQuery = pr.In.URL.RawQuery
-	for _, k := range []string{"Forwarded", "X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Proto"} {
-		if v, ok := pr.In.Header[k]; ok {
-			pr.Out.Header[k] = v
-		}
-	}
+// connTrace is told about a round trip what the request context's httptrace.ClientTrace
+// cannot be told: the HTTP/3 transport's connection (a QUIC connection is no net.Conn,
+// so GotConn cannot carry it) and when its request was written. traceState implements it.
+type connTrace interface {
+	connGot(id uint64, remote string, reused bool)
+	requestWritten()
 }
 
-// RoundTrip picks the transport for the request and taps the response. HTTPS origins go
-// over HTTP/3 when --upstream-proto h3 forces it, or in auto mode once the origin
-// advertised h3 with Alt-Svc (falling back to TCP when QUIC cannot connect).
-func (u *upstream) RoundTrip(req *http.Request) (*http.Response, error) {
+// roundTrip picks the transport for req and runs it, reporting to tr and the context's
+// httptrace; reason says why the protocol was chosen when that is worth recording
+// (session.Conn.ProtoReason). HTTPS origins go over HTTP/3 when --upstream-proto h3
+// forces it, or in auto mode once the origin advertised h3 with Alt-Svc (falling back to
+// TCP when QUIC cannot connect).
+func (u *upstream) roundTrip(req *http.Request, tr connTrace) (resp *http.Response, reason string, err error) {
 	var rt http.RoundTripper = u.plain
-	var resp *http.Response
-	var err error
-	var reason, authority string
+	var authority string
 	mode := u.e.cfg.UpstreamProto
 	if (mode == "h3" || mode == "auto") && req.Header.Get("Upgrade") != "" {
 		// HTTP/3 cannot carry an HTTP/1.1 Upgrade (WebSocket): such requests go over TCP.
@@ -327,12 +306,12 @@ func (u *upstream) RoundTrip(req *http.Request) (*http.Response, error) {
 		switch mode {
 		case "h3":
 			reason = reasonForcedH3
-			if resp, err = u.h3.roundTrip(req, authority, tlsConf); err != nil {
-				return nil, err
+			if resp, err = u.h3.roundTrip(req, authority, tlsConf, tr); err != nil {
+				return nil, "", err
 			}
 		case "auto":
 			if addr, ok := u.altSvc.lookup(authority, time.Now()); ok {
-				resp, err = u.h3.roundTrip(req, addr, tlsConf)
+				resp, err = u.h3.roundTrip(req, addr, tlsConf, tr)
 				var de *errQUICDial
 				switch {
 				case err == nil:
@@ -342,14 +321,14 @@ func (u *upstream) RoundTrip(req *http.Request) (*http.Response, error) {
 					reason = "QUIC to " + addr + " failed (" + de.err.Error() + "); fell back to TCP"
 					resp, err = nil, nil
 				default:
-					return nil, err
+					return nil, "", err
 				}
 			}
 		}
 	}
 	if resp == nil {
 		if resp, err = rt.RoundTrip(req); err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		if mode == "auto" && authority != "" {
 			u.altSvc.learn(authority, resp.Header.Values("Alt-Svc"), time.Now())
@@ -358,75 +337,7 @@ func (u *upstream) RoundTrip(req *http.Request) (*http.Response, error) {
 			reason = "an Upgrade request (WebSocket) needs HTTP/1.1 over TCP, not h3"
 		}
 	}
-	x := exchangeFrom(req.Context())
-	if x == nil || x.s == nil {
-		return resp, nil
-	}
-	x.gotResponse(resp)
-	x.s.Upstream.ProtoReason = reason
-	if rec := u.e.upstreamRec(x.s.Upstream.ConnID); rec != nil {
-		rec.link(x.s.ID, req.Method, req.URL.RequestURI())
-	}
-	if resp.StatusCode == http.StatusSwitchingProtocols {
-		if rwc, ok := resp.Body.(io.ReadWriteCloser); ok {
-			x.ws = newWSTap(rwc, u.e.cfg.CaptureLimit)
-			x.ws.notify = u.e.messageNotifier(x.s.ID)
-			resp.Body = x.ws
-		}
-		return resp, nil
-	}
-	x.respCap = u.e.newCapture(resp.Body, resp.ContentLength, x.s.ID, "response", func() http.Header { return resp.Trailer })
-	resp.Body = x.respCap
-	x.cw.hold = true // a body failing before its first byte gets a 502 (answerBrokenBody)
-	return resp, nil
-}
-
-func (u *upstream) modifyResponse(resp *http.Response) error {
-	if len(resp.Trailer) > 0 {
-		// An h2 origin may send a Content-Length together with trailers; an HTTP/1.1
-		// client can only get trailers with chunked encoding, so drop the length.
-		resp.Header.Del("Content-Length")
-		resp.ContentLength = -1
-	}
-	x := exchangeFrom(resp.Request.Context())
-	if x == nil || x.s == nil {
-		return nil
-	}
-	hooks := *u.e.respHooks.Load()
-	if len(hooks) > 0 {
-		f := &Flow{Session: x.s, Request: resp.Request, Response: resp}
-		for _, h := range hooks {
-			if err := h.OnResponse(resp.Request.Context(), f); err != nil {
-				return fmt.Errorf("response hook: %w", err)
-			}
-		}
-		if err := f.resume(resp.Request.Context()); err != nil {
-			return fmt.Errorf("response hook: %w", err)
-		}
-		if resp.Body != io.ReadCloser(x.respCap) && resp.Body != nil && x.ws == nil {
-			// A hook replaced the body: capture what the client really gets.
-			x.respCap.releaseBudget()
-			x.respCap = u.e.newCapture(resp.Body, resp.ContentLength, x.s.ID, "response", func() http.Header { return resp.Trailer })
-			resp.Body = x.respCap
-		}
-		if x.s.Response != nil {
-			x.s.Response.Status = resp.StatusCode
-			x.s.Response.Reason = hookReason(resp)
-			x.s.Response.Header = resp.Header
-		}
-	}
-	u.e.peekable(x)
-	u.e.publish(Event{Kind: EventUpdate, Summary: inflight(x.s)})
-	return nil
-}
-
-func (u *upstream) handleError(w http.ResponseWriter, r *http.Request, err error) {
-	x := exchangeFrom(r.Context())
-	if x == nil {
-		writeProxyError(w, http.StatusBadGateway, "Inspector could not reach the origin: "+err.Error())
-		return
-	}
-	x.handleError(w, r, err)
+	return resp, reason, nil
 }
 
 // traceState collects httptrace events. Callbacks may run on the transport's dial
@@ -487,6 +398,12 @@ func (t *traceState) clientTrace() *httptrace.ClientTrace {
 		GotFirstResponseByte: func() { t.with(func() { t.firstByte = time.Now() }) },
 	}
 }
+
+func (t *traceState) connGot(id uint64, remote string, reused bool) {
+	t.with(func() { t.gotConn, t.reused, t.connID, t.remote = time.Now(), reused, id, remote })
+}
+
+func (t *traceState) requestWritten() { t.with(func() { t.wrote = time.Now() }) }
 
 // finish copies the timings into tm and ignores later callbacks.
 func (t *traceState) finish(tm *session.Timings) {
