@@ -37,6 +37,7 @@ import (
 
 	"golang.org/x/net/http2"
 
+	"inspector/engine/internal/capture"
 	"inspector/engine/session"
 )
 
@@ -53,7 +54,7 @@ type Engine struct {
 	tlsConf  baseTLS
 
 	capture    atomic.Bool
-	captureMem *captureBudget // Config.CaptureMemory; nil: no cap
+	captureMem *capture.Budget // Config.CaptureMemory; nil: no cap
 	nextID     atomic.Uint64
 	connIDs    atomic.Uint64
 
@@ -190,7 +191,7 @@ func New(cfg Config) (*Engine, error) {
 		reservedLoopPorts: map[string]bool{},
 	}
 	if cfg.CaptureMemory > 0 {
-		e.captureMem = &captureBudget{limit: cfg.CaptureMemory}
+		e.captureMem = capture.NewBudget(cfg.CaptureMemory)
 	}
 	e.capture.Store(true)
 	e.observers.Store(&[]Observer{})
@@ -417,8 +418,8 @@ func (e *Engine) Stats() Stats {
 		DroppedEvents:   e.dropped.Load(),
 		FramesDropped:   e.framesDropped.Load(),
 		ObserverDropped: e.obsQ.dropped.Load(),
-		CaptureMemory:   e.captureMem.inUse(),
-		CaptureCapped:   e.captureMem.cappedCount(),
+		CaptureMemory:   e.captureMem.InUse(),
+		CaptureCapped:   e.captureMem.CappedCount(),
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"inspector/engine/internal/capture"
 	"inspector/engine/session"
 )
 
@@ -26,9 +27,9 @@ type exchange struct {
 	info    *connInfo
 	target  string // upstream authority (host:port) for decrypted tunnels
 	scheme  string
-	reqBody *captureBody
+	reqBody *capture.Body
 	resp    *http.Response
-	respCap *captureBody
+	respCap *capture.Body
 	ws      *wsTap
 	cw      clientWriter // the client's ResponseWriter, as the exchange writes to it
 	tr      traceState
@@ -242,11 +243,11 @@ func (x *exchange) answer(w http.ResponseWriter, resp *http.Response) {
 // the error. It reports whether it answered; otherwise the connection is cut as before.
 func (x *exchange) answerBrokenBody() bool {
 	c := x.respCap
-	if x.s == nil || x.s.Response == nil || c == nil || x.cw.held == 0 || x.cw.n != 0 || !c.failedEmpty() {
+	if x.s == nil || x.s.Response == nil || c == nil || x.cw.held == 0 || x.cw.n != 0 || !c.FailedEmpty() {
 		return false
 	}
-	_, _, _, err := c.result()
-	c.releaseBudget()
+	_, _, _, err := c.Result()
+	c.ReleaseBudget()
 	x.respCap = nil
 	origin := x.s.Response
 	se := &session.Error{
@@ -277,7 +278,7 @@ func (x *exchange) complete(aborted, leftEarly, delivered bool) {
 	s := x.s
 	now := time.Now()
 	if x.reqBody != nil {
-		b, trailer, doneAt, err := x.reqBody.result()
+		b, trailer, doneAt, err := x.reqBody.Result()
 		s.Request.Body = b
 		s.Request.Trailer = trailer
 		s.Timings.RequestDone = doneAt
@@ -292,7 +293,7 @@ func (x *exchange) complete(aborted, leftEarly, delivered bool) {
 	}
 	x.tr.finish(&s.Timings)
 	if x.respCap != nil && s.Response != nil {
-		b, trailer, _, err := x.respCap.result()
+		b, trailer, _, err := x.respCap.Result()
 		s.Response.Body = b
 		s.Response.Trailer = trailer
 		if b.Truncated {

@@ -584,7 +584,7 @@ func (x *exchange) bodyFramingErr(err error) *FramingError {
 		return fe
 	}
 	if x.reqBody != nil {
-		if _, _, _, berr := x.reqBody.result(); errors.As(berr, &fe) {
+		if _, _, _, berr := x.reqBody.Result(); errors.As(berr, &fe) {
 			return fe
 		}
 	}

@@ -507,7 +507,7 @@ func (h *heldBody) Close() error { return h.rest.Close() }
 // captureRequest captures r's body as the session's request body (replacing, and giving
 // back the memory of, the capture it had).
 func (x *exchange) captureRequest(r *http.Request) {
-	x.reqBody.releaseBudget()
+	x.reqBody.ReleaseBudget()
 	x.reqBody = x.e.newCapture(r.Body, r.ContentLength, x.s.ID, "request", func() http.Header { return r.Trailer })
 	r.Body = x.reqBody
 }
@@ -515,7 +515,7 @@ func (x *exchange) captureRequest(r *http.Request) {
 // captureResponse captures resp's body as the session's response body (replacing the
 // capture it had).
 func (x *exchange) captureResponse(resp *http.Response) {
-	x.respCap.releaseBudget()
+	x.respCap.ReleaseBudget()
 	x.respCap = x.e.newCapture(resp.Body, resp.ContentLength, x.s.ID, "response", func() http.Header { return resp.Trailer })
 	resp.Body = x.respCap
 }
