@@ -26,6 +26,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log"
 	"net"
 	"net/http"
 	"slices"
@@ -38,6 +39,7 @@ import (
 	"golang.org/x/net/http2"
 
 	"inspector/engine/internal/capture"
+	"inspector/engine/internal/upstream"
 	"inspector/engine/session"
 )
 
@@ -50,7 +52,9 @@ type Engine struct {
 	mitmSrv  *http.Server // HTTP/1.1 inside CONNECT tunnels (decrypted or plain)
 	mitmLn   *chanListener
 	h2srv    *http2.Server
-	up       *upstream
+	up       *upstream.Upstream
+	tlsInfos tlsCache    // upstream TLS records, one per connection state
+	proxyLog *log.Logger // the exchanges' reverse proxies log here
 	tlsConf  baseTLS
 
 	capture    atomic.Bool
@@ -207,14 +211,15 @@ func New(cfg Config) (*Engine, error) {
 			return nil, err
 		}
 	}
-	if e.up, err = newUpstream(e); err != nil {
+	e.proxyLog = log.New(logWriter{cfg.Logf}, "", 0)
+	if e.up, err = e.newUpstream(); err != nil {
 		ln.Close()
 		return nil, err
 	}
 	e.initServers()
 	if err := e.initH3(); err != nil {
 		ln.Close()
-		e.up.close()
+		e.up.Close()
 		return nil, err
 	}
 	if e.h3srv != nil {
@@ -340,7 +345,7 @@ func (e *Engine) Close(ctx context.Context) error {
 	e.wg.Wait()
 	e.obsQ.wait(ctx) // every session that completed reaches the observers
 	e.obsQ.close()
-	e.up.close()
+	e.up.Close()
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 		return nil
 	}

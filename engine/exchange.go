@@ -187,7 +187,7 @@ func (x *exchange) gotResponse(resp *http.Response) {
 		Header: h,
 	}
 	s.Upstream.Proto = s.Response.Proto
-	s.Upstream.TLS = x.e.up.tlsInfos.get(resp.TLS)
+	s.Upstream.TLS = x.e.tlsInfos.get(resp.TLS)
 	x.tr.mu.Lock()
 	s.Upstream.Addr, s.Upstream.ConnID, s.Upstream.Reused = x.tr.remote, x.tr.connID, x.tr.reused
 	x.tr.mu.Unlock()

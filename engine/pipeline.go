@@ -279,7 +279,7 @@ func (x *exchange) forward(w http.ResponseWriter, r *http.Request) {
 		BufferPool:     bufPool{},
 		ErrorHandler:   x.handleError,
 		ModifyResponse: x.modifyResponse,
-		ErrorLog:       x.e.up.errLog,
+		ErrorLog:       x.e.proxyLog,
 	}
 	x.rp.ServeHTTP(w, r)
 }
@@ -310,7 +310,7 @@ func (x *exchange) rewrite(pr *httputil.ProxyRequest) {
 // reporting to the exchange's trace, and the response head is recorded and its body
 // captured here, before the proxy strips the hop-by-hop headers.
 func (x *exchange) RoundTrip(req *http.Request) (*http.Response, error) {
-	resp, reason, err := x.e.up.roundTrip(req, &x.tr)
+	resp, reason, err := x.e.up.RoundTrip(req, &x.tr, mirrorsH1(req))
 	if err != nil || x.s == nil {
 		return resp, err
 	}
