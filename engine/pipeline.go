@@ -361,8 +361,14 @@ func (x *exchange) modifyResponse(resp *http.Response) error {
 // responseHeaders runs the ResponseHeaders stage and its pauses.
 func (x *exchange) responseHeaders(f *Flow) error {
 	f.Stage = StageResponseHeaders
-	for _, h := range x.hooks.respHead {
-		if err := h.OnResponse(x.ctx, f); err != nil {
+	return runResponseStage(x, f, x.hooks.respHead, ResponseHook.OnResponse)
+}
+
+// runResponseStage runs the hooks of a response stage, then its pauses; an error stops
+// them and comes back as the stage's *HookError.
+func runResponseStage[H any](x *exchange, f *Flow, hooks []H, call func(H, context.Context, *Flow) error) error {
+	for _, h := range hooks {
+		if err := call(h, x.ctx, f); err != nil {
 			return &HookError{Stage: f.Stage, Err: err}
 		}
 	}
@@ -389,15 +395,7 @@ func (x *exchange) responseBody(f *Flow) error {
 		resp.Body = held
 		x.respHeld = held
 	}
-	for _, h := range x.hooks.respBody {
-		if err := h.OnResponseBody(x.ctx, f); err != nil {
-			return &HookError{Stage: f.Stage, Err: err}
-		}
-	}
-	if err := f.resume(x.ctx); err != nil {
-		return &HookError{Stage: f.Stage, Err: err}
-	}
-	return nil
+	return runResponseStage(x, f, x.hooks.respBody, ResponseBodyHook.OnResponseBody)
 }
 
 // responseEdited records what the response stages left: the status and header, and the

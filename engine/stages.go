@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 
 	"inspector/engine/session"
@@ -234,34 +235,25 @@ var ErrNoStage = errors.New("the hook implements no stage interface (OnRequest, 
 func (e *Engine) AddHook(h any) error {
 	e.hooksMu.Lock()
 	defer e.hooksMu.Unlock()
-	n := *e.hooks.Load() // a copy; the slices are re-made below
-	found := false
-	if v, ok := h.(RequestHook); ok {
-		n.reqHead, found = appendCopy(n.reqHead, v), true
-	}
-	if v, ok := h.(RequestBodyHook); ok {
-		n.reqBody, found = appendCopy(n.reqBody, v), true
-	}
-	if v, ok := h.(ResponseHook); ok {
-		n.respHead, found = appendCopy(n.respHead, v), true
-	}
-	if v, ok := h.(ResponseBodyHook); ok {
-		n.respBody, found = appendCopy(n.respBody, v), true
-	}
-	if v, ok := h.(ErrorHook); ok {
-		n.errs, found = appendCopy(n.errs, v), true
-	}
-	if v, ok := h.(DoneHook); ok {
-		n.done, found = appendCopy(n.done, v), true
-	}
-	if !found {
+	n := *e.hooks.Load() // a copy; the slices it adds to are re-made
+	added := []bool{addStage(&n.reqHead, h), addStage(&n.reqBody, h), addStage(&n.respHead, h),
+		addStage(&n.respBody, h), addStage(&n.errs, h), addStage(&n.done, h)}
+	if !slices.Contains(added, true) {
 		return fmt.Errorf("%w: %T", ErrNoStage, h)
 	}
 	e.hooks.Store(&n)
 	return nil
 }
 
-func appendCopy[T any](s []T, v T) []T { return append(append([]T(nil), s...), v) }
+// addStage appends h to the stage's hooks s (a new slice) when h implements the stage's
+// interface T.
+func addStage[T any](s *[]T, h any) bool {
+	v, ok := h.(T)
+	if ok {
+		*s = append(append([]T(nil), *s...), v)
+	}
+	return ok
+}
 
 // AddRequestHook appends a hook to the RequestHeaders stage.
 func (e *Engine) AddRequestHook(h RequestHook) { _ = e.AddHook(RequestHookFunc(h.OnRequest)) }
