@@ -74,6 +74,11 @@ func New(cfg Config) (*Upstream, error) {
 	if cfg.Roots == nil {
 		return nil, errors.New("upstream: no roots")
 	}
+	switch cfg.Proto {
+	case "auto", "h1", "h2", "h3":
+	default:
+		return nil, fmt.Errorf("upstream: unknown protocol %q (want auto, h1, h2 or h3)", cfg.Proto)
+	}
 	if cfg.Insecure == nil {
 		cfg.Insecure = func(string) bool { return false }
 	}
