@@ -379,6 +379,43 @@ func editAll(p *et.Proxy) {
 	}))
 }
 
+// postEdited posts through c and checks that every stage's edit of editAll reached the
+// origin, the client and the session.
+func postEdited(t *testing.T, p *et.Proxy, c *http.Client, url string) *session.Session {
+	t.Helper()
+	resp, err := c.Post(url+"/echo", "text/plain", strings.NewReader("lower case"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256([]byte("LOWER CASE"))
+	if resp.Header.Get("X-Echo-H-X-Stage-Request-Headers") != "1" {
+		t.Error("RequestHeaders edit did not reach the origin")
+	}
+	if resp.Header.Get("X-Echo-Body-Sha256") != hex.EncodeToString(sum[:]) {
+		t.Errorf("Request edit did not reach the origin: it got %s bytes", resp.Header.Get("X-Echo-Body-Size"))
+	}
+	if resp.Header.Get("X-Stage-Response-Headers") != "1" {
+		t.Error("ResponseHeaders edit did not reach the client")
+	}
+	want := `{"ok":true,"path":"/echo"} +edited`
+	if string(body) != want {
+		t.Errorf("Response edit: client got %q, want %q", body, want)
+	}
+	if cl := resp.Header.Get("Content-Length"); cl != "" && cl != strconv.Itoa(len(want)) {
+		t.Errorf("Content-Length %s for %d bytes", cl, len(want))
+	}
+	s := p.Next(t)
+	if string(s.Request.Body.Data) != "LOWER CASE" || string(s.Response.Body.Data) != want || s.Error != nil {
+		t.Errorf("session: request %q response %q error %v", s.Request.Body.Data, s.Response.Body.Data, s.Error)
+	}
+	return s
+}
+
 func TestEveryStageEditReachesTheWire(t *testing.T) {
 	for _, kind := range []string{et.ClientH1, et.ClientH2, et.ClientH3} {
 		t.Run(kind, func(t *testing.T) {
@@ -396,35 +433,31 @@ func TestEveryStageEditReachesTheWire(t *testing.T) {
 			} else {
 				c = p.Client(t, kind)
 			}
-			resp, err := c.Post(o.URL+"/echo", "text/plain", strings.NewReader("lower case"))
-			if err != nil {
-				t.Fatal(err)
+			postEdited(t, p, c, o.URL)
+		})
+	}
+}
+
+// The same edits on every upstream leg: HTTP/1.1 (plain and TLS), HTTP/2 and HTTP/3.
+func TestEveryStageEditReachesTheOrigin(t *testing.T) {
+	for _, kind := range []string{et.OriginH1Plain, et.OriginH1TLS, et.OriginH2TLS, et.OriginH3} {
+		t.Run(kind, func(t *testing.T) {
+			et.RequireNoLeaks(t)
+			o := et.StartOrigin(t, kind, nil)
+			url := o.URL
+			p := et.StartProxy(t, func(c *engine.Config) {
+				if kind == et.OriginH3 {
+					c.UpstreamProto = "h3"
+				}
+			}, o)
+			if kind == et.OriginH3 {
+				url = o.H3URL
 			}
-			body, err := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if err != nil {
-				t.Fatal(err)
-			}
-			sum := sha256.Sum256([]byte("LOWER CASE"))
-			if resp.Header.Get("X-Echo-H-X-Stage-Request-Headers") != "1" {
-				t.Error("RequestHeaders edit did not reach the origin")
-			}
-			if resp.Header.Get("X-Echo-Body-Sha256") != hex.EncodeToString(sum[:]) {
-				t.Errorf("Request edit did not reach the origin: it got %s bytes", resp.Header.Get("X-Echo-Body-Size"))
-			}
-			if resp.Header.Get("X-Stage-Response-Headers") != "1" {
-				t.Error("ResponseHeaders edit did not reach the client")
-			}
-			want := `{"ok":true,"path":"/echo"} +edited`
-			if string(body) != want {
-				t.Errorf("Response edit: client got %q, want %q", body, want)
-			}
-			if cl := resp.Header.Get("Content-Length"); cl != "" && cl != strconv.Itoa(len(want)) {
-				t.Errorf("Content-Length %s for %d bytes", cl, len(want))
-			}
-			s := p.Next(t)
-			if string(s.Request.Body.Data) != "LOWER CASE" || string(s.Response.Body.Data) != want || s.Error != nil {
-				t.Errorf("session: request %q response %q error %v", s.Request.Body.Data, s.Response.Body.Data, s.Error)
+			editAll(p)
+			want := map[string]string{et.OriginH1Plain: session.HTTP1, et.OriginH1TLS: session.HTTP1,
+				et.OriginH2TLS: session.HTTP2, et.OriginH3: session.HTTP3}[kind]
+			if s := postEdited(t, p, p.Client(t, et.ClientH2), url); s.Upstream.Proto != want {
+				t.Errorf("upstream %s, want %s", s.Upstream.Proto, want)
 			}
 		})
 	}
