@@ -78,7 +78,7 @@ func (e *HookError) Unwrap() error { return e.Err }
 //   - ResponseHeaders: Response may be changed (status, header, Body replaced); Request
 //     is what was sent upstream, and must not be changed.
 //   - Response: as ResponseHeaders, with Body, Truncated and SetBody for the response.
-//   - Error: read only; Response is nil or what the client was given.
+//   - Error: read only; Response is the origin's response when one came, else nil.
 //   - Done: DoneHook gets the immutable session only.
 //
 // Session is the engine's record of the exchange: hooks read it; what they change in
