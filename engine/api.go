@@ -1,10 +1,8 @@
 package engine
 
 import (
-	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"net/http"
 	"net/netip"
 	"time"
 
@@ -136,62 +134,6 @@ type Minter interface {
 	// It must be safe for concurrent use and should cache.
 	LeafFor(host string) (*tls.Certificate, error)
 }
-
-// Flow is what a hook sees at a stage: the live session and the request or response in
-// net/http's vocabulary. Hooks run on the exchange's goroutine, one after another, and may
-// modify Request (request stage) or Response (response stage). A request hook that sets
-// Response answers the request: nothing is sent upstream.
-type Flow struct {
-	Session  *session.Session
-	Request  *http.Request
-	Response *http.Response
-
-	pauses []func(ctx context.Context) error
-}
-
-// Pause marks the flow paused at the current stage (a breakpoint is data on the session,
-// not a call that blocks inside a hook): once every hook of the stage has returned, the
-// pipeline calls wait on the exchange's goroutine, in the order the pauses were asked
-// for, and goes on when it returns. Only this exchange waits. wait may change Request (a
-// request stage) or Response (a response stage), or set Response at a request stage to
-// answer; an error ends the exchange as a hook's error does. ctx ends when the client
-// leaves.
-func (f *Flow) Pause(wait func(ctx context.Context) error) {
-	f.pauses = append(f.pauses, wait)
-}
-
-// resume runs the pauses asked for at the stage that just ran, and clears them.
-func (f *Flow) resume(ctx context.Context) error {
-	for len(f.pauses) > 0 {
-		wait := f.pauses[0]
-		f.pauses = f.pauses[1:]
-		if err := wait(ctx); err != nil {
-			f.pauses = nil
-			return err
-		}
-	}
-	return nil
-}
-
-// RequestHook runs after the request head arrived, before anything goes upstream.
-type RequestHook interface {
-	OnRequest(ctx context.Context, f *Flow) error
-}
-
-// ResponseHook runs after the response head arrived, before it is sent to the client.
-type ResponseHook interface {
-	OnResponse(ctx context.Context, f *Flow) error
-}
-
-// RequestHookFunc adapts a function to RequestHook.
-type RequestHookFunc func(ctx context.Context, f *Flow) error
-
-func (h RequestHookFunc) OnRequest(ctx context.Context, f *Flow) error { return h(ctx, f) }
-
-// ResponseHookFunc adapts a function to ResponseHook.
-type ResponseHookFunc func(ctx context.Context, f *Flow) error
-
-func (h ResponseHookFunc) OnResponse(ctx context.Context, f *Flow) error { return h(ctx, f) }
 
 // EventKind says what happened to a session.
 type EventKind uint8

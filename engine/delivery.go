@@ -90,7 +90,7 @@ func (w *clientWriter) release() {
 // waits up to holdHead for the body's first read; when that read failed, the head stays
 // back for the handler to answer 502 instead.
 func (w *clientWriter) FlushError() error {
-	if w.held != 0 && w.n == 0 && w.x.respCap != nil && w.x.respCap.waitFirst(holdHead) {
+	if w.held != 0 && w.n == 0 && w.x.respCap != nil && w.x.respCap.WaitFirst(holdHead) {
 		return nil
 	}
 	w.release()

@@ -4,8 +4,10 @@
 //
 // # Stages and hooks
 //
-// Each request passes: request head (EventBegin) → RequestHooks → upstream round trip →
-// response head (ResponseHooks, EventUpdate) → body relayed → EventComplete. A session ends
+// Each request passes: request head (EventBegin) → RequestHeaders hooks → Request hooks
+// (body buffered) → upstream round trip → response head → ResponseHeaders hooks →
+// Response hooks (body buffered) → EventUpdate → body relayed → Error hooks (when it
+// failed) → EventComplete → Done hooks. stages.go documents each stage. A session ends
 // in exactly one of a response or an error; an HTTP 500 from the origin is a response.
 //
 // # Observers
@@ -24,6 +26,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log"
 	"net"
 	"net/http"
 	"slices"
@@ -35,6 +38,8 @@ import (
 
 	"golang.org/x/net/http2"
 
+	"inspector/engine/internal/capture"
+	"inspector/engine/internal/upstream"
 	"inspector/engine/session"
 )
 
@@ -47,11 +52,13 @@ type Engine struct {
 	mitmSrv  *http.Server // HTTP/1.1 inside CONNECT tunnels (decrypted or plain)
 	mitmLn   *chanListener
 	h2srv    *http2.Server
-	up       *upstream
+	up       *upstream.Upstream
+	tlsInfos tlsCache    // upstream TLS records, one per connection state
+	proxyLog *log.Logger // the exchanges' reverse proxies log here
 	tlsConf  baseTLS
 
 	capture    atomic.Bool
-	captureMem *captureBudget // Config.CaptureMemory; nil: no cap
+	captureMem *capture.Budget // Config.CaptureMemory; nil: no cap
 	nextID     atomic.Uint64
 	connIDs    atomic.Uint64
 
@@ -67,10 +74,9 @@ type Engine struct {
 	inFlight map[session.ID]session.Summary
 	peeks    sync.Map // session.ID -> *peekEntry: running exchanges Peek reads (peek.go)
 
-	hooksMu   sync.Mutex
-	reqHooks  atomic.Pointer[[]RequestHook]
-	respHooks atomic.Pointer[[]ResponseHook]
-	msgObs    atomic.Pointer[[]MessageObserver] // nil or empty: no WebSocket message observers
+	hooksMu sync.Mutex
+	hooks   atomic.Pointer[hookSet]
+	msgObs  atomic.Pointer[[]MessageObserver] // nil or empty: no WebSocket message observers
 
 	hijackedMu sync.Mutex
 	hijacked   map[net.Conn]struct{}
@@ -189,13 +195,12 @@ func New(cfg Config) (*Engine, error) {
 		reservedLoopPorts: map[string]bool{},
 	}
 	if cfg.CaptureMemory > 0 {
-		e.captureMem = &captureBudget{limit: cfg.CaptureMemory}
+		e.captureMem = capture.NewBudget(cfg.CaptureMemory)
 	}
 	e.capture.Store(true)
 	e.observers.Store(&[]Observer{})
 	e.subs.Store(&[]*Subscription{})
-	e.reqHooks.Store(&[]RequestHook{})
-	e.respHooks.Store(&[]ResponseHook{})
+	e.hooks.Store(&hookSet{})
 	e.reserve(ln.Addr().String())
 	for _, a := range cfg.ReservedAddrs {
 		e.reserve(a)
@@ -206,14 +211,15 @@ func New(cfg Config) (*Engine, error) {
 			return nil, err
 		}
 	}
-	if e.up, err = newUpstream(e); err != nil {
+	e.proxyLog = log.New(logWriter{cfg.Logf}, "", 0)
+	if e.up, err = e.newUpstream(); err != nil {
 		ln.Close()
 		return nil, err
 	}
 	e.initServers()
 	if err := e.initH3(); err != nil {
 		ln.Close()
-		e.up.close()
+		e.up.Close()
 		return nil, err
 	}
 	if e.h3srv != nil {
@@ -339,7 +345,7 @@ func (e *Engine) Close(ctx context.Context) error {
 	e.wg.Wait()
 	e.obsQ.wait(ctx) // every session that completed reaches the observers
 	e.obsQ.close()
-	e.up.close()
+	e.up.Close()
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 		return nil
 	}
@@ -362,22 +368,6 @@ func (e *Engine) SetCapture(on bool) { e.capture.Store(on) }
 
 // Capturing reports whether recording is on.
 func (e *Engine) Capturing() bool { return e.capture.Load() }
-
-// AddRequestHook appends a hook to the request stage.
-func (e *Engine) AddRequestHook(h RequestHook) {
-	e.hooksMu.Lock()
-	defer e.hooksMu.Unlock()
-	n := append(append([]RequestHook(nil), *e.reqHooks.Load()...), h)
-	e.reqHooks.Store(&n)
-}
-
-// AddResponseHook appends a hook to the response stage.
-func (e *Engine) AddResponseHook(h ResponseHook) {
-	e.hooksMu.Lock()
-	defer e.hooksMu.Unlock()
-	n := append(append([]ResponseHook(nil), *e.respHooks.Load()...), h)
-	e.respHooks.Store(&n)
-}
 
 // Observe registers a synchronous observer (see Observer).
 func (e *Engine) Observe(o Observer) {
@@ -433,8 +423,8 @@ func (e *Engine) Stats() Stats {
 		DroppedEvents:   e.dropped.Load(),
 		FramesDropped:   e.framesDropped.Load(),
 		ObserverDropped: e.obsQ.dropped.Load(),
-		CaptureMemory:   e.captureMem.inUse(),
-		CaptureCapped:   e.captureMem.cappedCount(),
+		CaptureMemory:   e.captureMem.InUse(),
+		CaptureCapped:   e.captureMem.CappedCount(),
 	}
 }
 

@@ -584,7 +584,7 @@ func (x *exchange) bodyFramingErr(err error) *FramingError {
 		return fe
 	}
 	if x.reqBody != nil {
-		if _, _, _, berr := x.reqBody.result(); errors.As(berr, &fe) {
+		if _, _, _, berr := x.reqBody.Result(); errors.As(berr, &fe) {
 			return fe
 		}
 	}
@@ -595,7 +595,7 @@ func (x *exchange) bodyFramingErr(err error) *FramingError {
 // got a cut-off request (never a complete one), the client gets 400 and the session a
 // client-side error.
 func (x *exchange) refuseBody(w http.ResponseWriter, fe *FramingError) {
-	x.fail(session.PhaseRequest, session.SideClient, fe.Error())
+	x.fail(session.PhaseRequest, session.SideClient, fe, fe.Error())
 	if x.s != nil {
 		x.s.Response = nil
 	}

@@ -183,10 +183,10 @@ func startFuzzProxy(f *testing.F) *fuzzProxy {
 		f.Fatal(err)
 	}
 	// Never leave the machine: dials other than to the origin fail before connecting.
-	fp.e.up.dialer.Resolver = &net.Resolver{PreferGo: true, Dial: func(context.Context, string, string) (net.Conn, error) {
+	fp.e.up.Dialer().Resolver = &net.Resolver{PreferGo: true, Dial: func(context.Context, string, string) (net.Conn, error) {
 		return nil, errors.New("no DNS while fuzzing")
 	}}
-	fp.e.up.dialer.Control = func(network, address string, _ syscall.RawConn) error {
+	fp.e.up.Dialer().Control = func(network, address string, _ syscall.RawConn) error {
 		fp.mu.Lock()
 		fp.dialed = append(fp.dialed, address)
 		fp.mu.Unlock()

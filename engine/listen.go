@@ -408,7 +408,7 @@ func (e *Engine) tunnel(cc *clientConn, connect *http.Request, target string, qu
 		}
 	}
 	s.Timings.ConnectStart = time.Now()
-	up, err := e.up.dialContext(context.Background(), "tcp", target)
+	up, err := e.up.DialContext(context.Background(), "tcp", target)
 	if err != nil {
 		s.Error = classifyDial(err)
 		finish()

@@ -168,8 +168,8 @@ func (x *exchange) delivered() {
 	if x == nil {
 		return
 	}
-	x.reqBody.releaseBudget()
-	x.respCap.releaseBudget()
+	x.reqBody.ReleaseBudget()
+	x.respCap.ReleaseBudget()
 	if x.sent != nil {
 		close(x.sent)
 	}

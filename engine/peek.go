@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"inspector/engine/internal/capture"
 	"inspector/engine/session"
 )
 
@@ -9,8 +10,8 @@ import (
 // bodies, read under their locks.
 type peekEntry struct {
 	s       *session.Session
-	reqCap  *captureBody
-	respCap *captureBody
+	reqCap  *capture.Body
+	respCap *capture.Body
 }
 
 // peekable registers exchange x for Peek once its response head is in. It runs on the
@@ -35,26 +36,13 @@ func (e *Engine) Peek(id session.ID) (*session.Session, bool) {
 	}
 	p := v.(*peekEntry)
 	s := p.s.Clone()
-	if b, open := p.reqCap.snapshot(); b != nil {
+	if b, open := p.reqCap.Snapshot(); b != nil {
 		s.Request.Body = *b
 		s.Request.Body.Truncated = s.Request.Body.Truncated || open
 	}
-	if b, open := p.respCap.snapshot(); b != nil {
+	if b, open := p.respCap.Snapshot(); b != nil {
 		s.Response.Body = *b
 		s.Response.Body.Truncated = s.Response.Body.Truncated || open
 	}
 	return s, true
-}
-
-// snapshot copies the bytes captured so far, and reports whether the body is still open
-// (neither EOF nor an error yet). A nil capture gives nil.
-func (c *captureBody) snapshot() (*session.Body, bool) {
-	if c == nil {
-		return nil, false
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	b := &session.Body{Data: append([]byte(nil), c.buf...), Size: c.n}
-	b.Truncated = c.n > int64(len(c.buf)) && c.spill == nil
-	return b, !c.eof && c.err == nil
 }

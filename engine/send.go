@@ -23,6 +23,7 @@ type sendState struct {
 	opts      SendOptions
 	s         *session.Session
 	delivered chan struct{} // closed once the observers have s
+	err       *HookError    // the hook error that ended the exchange, if one did
 }
 
 // Send runs req through the engine as if a client had sent it to the proxy: the same
@@ -30,7 +31,10 @@ type sendState struct {
 // (published to observers and stored: Send returns once the observers have it, or ctx
 // ends). req.URL must be absolute (http or https). The
 // response body is read to the end and discarded (the session holds what capture kept).
-// It is safe for concurrent use; the composer and replay use it.
+// It is safe for concurrent use; the composer and replay use it. When a hook's error
+// ended the exchange, Send returns the session and that error (a *HookError wrapping the
+// hook's value: errors.Is(err, hookErr) holds); other failures are in the session's
+// Error.
 func (e *Engine) Send(ctx context.Context, req *http.Request, opts SendOptions) (s *session.Session, err error) {
 	if !req.URL.IsAbs() || (req.URL.Scheme != "http" && req.URL.Scheme != "https") {
 		return nil, fmt.Errorf("send: need an absolute http or https URL, got %q", req.URL)
@@ -73,6 +77,9 @@ func (e *Engine) Send(ctx context.Context, req *http.Request, opts SendOptions) 
 	select { // so the session is stored (handed to the observers) when Send returns
 	case <-st.delivered:
 	case <-ctx.Done():
+	}
+	if err == nil && st.err != nil {
+		err = fmt.Errorf("send: %w", st.err)
 	}
 	return st.s, err
 }

@@ -1,4 +1,4 @@
-package engine
+package capture
 
 import (
 	"bytes"
@@ -32,12 +32,12 @@ func TestCaptureBodySizes(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			src := io.NopCloser(iotest.HalfReader(bytes.NewReader(body[:tc.n])))
-			c := newCaptureBody(src, tc.announced, tc.limit, nil)
+			c := newBody(src, tc.announced, tc.limit, nil)
 			out, err := io.ReadAll(c)
 			if err != nil || !bytes.Equal(out, body[:tc.n]) {
 				t.Fatalf("relayed %d bytes, %v", len(out), err)
 			}
-			b, _, _, err := c.result()
+			b, _, _, err := c.Result()
 			want := body[:min(tc.n, tc.limit)]
 			if err != nil || !bytes.Equal(b.Data, want) || b.Size != tc.n || b.Truncated != (tc.n > tc.limit) {
 				t.Errorf("captured %d bytes (size %d, truncated %v), want %d; %v", len(b.Data), b.Size, b.Truncated, len(want), err)

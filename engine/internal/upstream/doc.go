@@ -1,0 +1,18 @@
+// Package upstream picks and runs the transport of each request towards its origin:
+// HTTP/1.1 and HTTP/2 over TCP (net/http with x/net/http2; ALPN mirrors an HTTP/1.1
+// client in auto mode), HTTP/3 over QUIC (quic-go's http3, one connection per origin),
+// and the Alt-Svc cache that moves auto mode to HTTP/3 and back to TCP when QUIC fails.
+//
+// Contract:
+//   - It knows nothing of sessions or exchanges. What it learns about a round trip goes
+//     to the request context's httptrace.ClientTrace (DNS, connect, TLS, GotConn for TCP
+//     connections, first byte) and to the ConnTrace handed to RoundTrip (the HTTP/3
+//     connection, which is no net.Conn, and when its request was written). RoundTrip
+//     returns why the protocol was chosen when that is worth recording.
+//   - Every connection it dials is numbered (ConnID), TCP and QUIC alike, from one
+//     counter, so a session can say which connection it used.
+//   - Certificates are verified with Config.Roots unless Config.Insecure says otherwise
+//     for the host; addresses Config.Reserved names are never dialed (ErrReserved),
+//     checked before and after name resolution.
+//   - It is safe for concurrent use; Close closes idle connections.
+package upstream
