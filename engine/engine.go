@@ -71,6 +71,7 @@ type Engine struct {
 	reqHooks  atomic.Pointer[[]RequestHook]
 	respHooks atomic.Pointer[[]ResponseHook]
 	msgObs    atomic.Pointer[[]MessageObserver] // nil or empty: no WebSocket message observers
+	msgHooks  atomic.Pointer[[]MessageHook]     // nil or empty: WebSockets are copied, not parsed (messages.go)
 
 	hijackedMu sync.Mutex
 	hijacked   map[net.Conn]struct{}

@@ -369,8 +369,7 @@ func (u *upstream) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	if resp.StatusCode == http.StatusSwitchingProtocols {
 		if rwc, ok := resp.Body.(io.ReadWriteCloser); ok {
-			x.ws = newWSTap(rwc, u.e.cfg.CaptureLimit)
-			x.ws.notify = u.e.messageNotifier(x.s.ID)
+			x.ws = u.e.newWSTapFor(rwc, x.s, req)
 			resp.Body = x.ws
 		}
 		return resp, nil
