@@ -136,7 +136,7 @@ type wsItem struct {
 	start, end bool   // raw begins / ends a frame: the output lock is held from start to end
 	msg        *WebSocketMessage
 	at         time.Time        // msg: when it completed
-	rec        *session.Message // recorded after raw is written
+	rec        *session.Message // recorded before raw is written
 	eof        bool             // origin→client only: the origin's side ended with err
 	err        error
 }
@@ -221,17 +221,18 @@ func (d *wsDir) forward() {
 				d.r.pw.CloseWithError(it.err)
 				return
 			case it.msg != nil:
+				// Recorded before it is written, so that the peer's answer is recorded after it.
 				rec, frame := d.r.runHooks(it.msg, it.at)
+				d.r.t.record(rec)
 				if frame != nil {
 					d.write(frame, true, true)
 				}
-				d.r.t.record(rec)
 			default:
-				if it.raw != nil || it.start {
-					d.write(it.raw, it.start, it.end)
-				}
 				if it.rec != nil {
 					d.r.t.record(*it.rec)
+				}
+				if it.raw != nil || it.start {
+					d.write(it.raw, it.start, it.end)
 				}
 			}
 		}
@@ -333,7 +334,11 @@ func (d *wsDir) begin(fh wsHead, head []byte) error {
 			}
 		}
 		if d.passing != "" {
-			if err := d.put(wsItem{raw: head, start: true, end: fh.length == 0}); err != nil {
+			it := wsItem{raw: head, start: true, end: fh.length == 0}
+			if it.end && fh.fin {
+				it.rec = d.passedRecord()
+			}
+			if err := d.put(it); err != nil {
 				return err
 			}
 		}
@@ -353,7 +358,11 @@ func (d *wsDir) payload(chunk []byte) error {
 			d.recData = append(d.recData, chunk[:min(int64(len(chunk)), room)]...)
 			d.unmask(d.recData[start:])
 		}
-		return d.put(wsItem{raw: bytes.Clone(chunk), end: d.need == int64(len(chunk))})
+		it := wsItem{raw: bytes.Clone(chunk), end: d.need == int64(len(chunk))}
+		if it.end && d.fh.fin {
+			it.rec = d.passedRecord()
+		}
+		return d.put(it)
 	default:
 		d.size += int64(len(chunk))
 		start := len(d.buf)
@@ -388,21 +397,25 @@ func (d *wsDir) finish() error {
 		if !d.acquire() {
 			return errRelayClosed
 		}
-		d.write(raw, false, true)
 		d.r.t.record(rec)
+		d.write(raw, false, true)
 		return nil
 	}
 	if !fh.fin {
 		return nil
 	}
 	var err error
-	if d.passing != "" {
-		err = d.put(wsItem{rec: &session.Message{Time: time.Now(), FromClient: d.fromClient, Opcode: d.msgOp, Data: d.recData, Size: d.size, Unhooked: d.passing}})
-	} else {
+	if d.passing == "" { // (a passed message's record went with its last bytes)
 		err = d.put(wsItem{at: time.Now(), msg: &WebSocketMessage{Session: d.r.id, URL: d.r.url, FromClient: d.fromClient, Opcode: d.msgOp, Data: d.buf}})
 	}
 	d.msgOn, d.buf, d.recData, d.passing = false, nil, nil, ""
 	return err
+}
+
+// passedRecord is the record of the message being passed on unmodified, once its last
+// bytes are parsed.
+func (d *wsDir) passedRecord() *session.Message {
+	return &session.Message{Time: time.Now(), FromClient: d.fromClient, Opcode: d.msgOp, Data: d.recData, Size: d.size, Unhooked: d.passing}
 }
 
 // runHooks runs the hooks on m and returns its record and the frame to forward (nil when
