@@ -252,7 +252,7 @@ func (d *wsDir) feed(b []byte) error {
 			fh, n := parseWSHead(d.hdr)
 			if n < 0 {
 				b = b[k:]
-				if err := d.breakOff(bytes.Clone(d.hdr)); err != nil {
+				if err := d.breakOff(bytes.Clone(d.hdr), "a frame length over 2^63"); err != nil {
 					return err
 				}
 				continue
@@ -293,8 +293,10 @@ func (d *wsDir) feed(b []byte) error {
 // breakOff gives up parsing: what was assembled goes on as an unfinished frame, then
 // head and every later byte as they are. The peer sees the same protocol error it would
 // have seen without the proxy.
-func (d *wsDir) breakOff(head []byte) error {
+func (d *wsDir) breakOff(head []byte, why string) error {
 	d.broken = true
+	d.r.t.record(session.Message{Time: time.Now(), FromClient: d.fromClient, Opcode: int(head[0] & 0x0f),
+		Unhooked: "not a valid WebSocket frame sequence (" + why + "): the rest of this direction is relayed unparsed"})
 	if d.msgOn && d.passing == "" && len(d.buf) > 0 {
 		if err := d.put(wsItem{raw: encodeWSFrame(d.msgOp, d.buf, false, d.fromClient), start: true, end: true}); err != nil {
 			return err
@@ -306,14 +308,23 @@ func (d *wsDir) breakOff(head []byte) error {
 
 func (d *wsDir) begin(fh wsHead, head []byte) error {
 	if fh.op >= 8 { // control frame
-		if !fh.fin || fh.length > 125 || fh.op > 10 {
-			return d.breakOff(head)
+		switch {
+		case !fh.fin:
+			return d.breakOff(head, "a fragmented control frame")
+		case fh.length > 125:
+			return d.breakOff(head, "a control frame over 125 bytes")
+		case fh.op > 10:
+			return d.breakOff(head, fmt.Sprintf("reserved opcode %d", fh.op))
 		}
 		d.ctrl, d.ctrlLen = head, len(head)
 	} else {
 		switch {
-		case fh.op >= 3, fh.op == 0 && !d.msgOn, fh.op != 0 && d.msgOn:
-			return d.breakOff(head)
+		case fh.op >= 3:
+			return d.breakOff(head, fmt.Sprintf("reserved opcode %d", fh.op))
+		case fh.op == 0 && !d.msgOn:
+			return d.breakOff(head, "a continuation frame outside a message")
+		case fh.op != 0 && d.msgOn:
+			return d.breakOff(head, "a new message inside a fragmented one")
 		case fh.op != 0:
 			d.msgOn, d.msgOp, d.size, d.buf, d.recData, d.passing = true, fh.op, 0, nil, nil, ""
 			switch {

@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/binary"
@@ -332,5 +333,91 @@ func TestNoMessageHookCopiesFrames(t *testing.T) {
 	// (The echo origin answers each fragment with a final frame.)
 	if got := clientMessages(s); fmt.Sprint(got) != fmt.Sprint([]recorded{{"ab", 1, false, false}}) {
 		t.Errorf("client messages %+v", got)
+	}
+}
+
+var upperOK = engine.MessageHookFunc(func(ctx context.Context, m *engine.WebSocketMessage) error {
+	if m.FromClient && string(m.Data) == "ok" {
+		m.Data = []byte("OK")
+	}
+	return nil
+})
+
+// A frame stream the relay cannot parse (here a reserved opcode) loses nothing: from that
+// frame on, that direction is copied as it comes, and the record says why.
+func TestMessageHookBadFrameStreamPassesUnparsed(t *testing.T) {
+	et.RequireNoLeaks(t)
+	o := et.StartOrigin(t, et.OriginH1Plain, nil)
+	p := et.StartProxy(t, nil, o)
+	p.Engine.AddMessageHook(upperOK)
+	conn, br := p.WSDial(t, "ws"+o.URL[len("http"):]+"/ws")
+	writeFrame(t, conn, 1, []byte("ok"), true, 0)
+	expectFrame(t, br, 1, "OK")
+	writeFrame(t, conn, 3, []byte("reserved"), true, 0)
+	expectFrame(t, br, 3, "reserved") // the origin echoes it; that direction gives up too
+	writeFrame(t, conn, 1, []byte("ok"), true, 0)
+	expectFrame(t, br, 1, "ok") // copied, no longer hooked
+	s := closeWS(t, p, conn, br)
+	var notes []string
+	for _, m := range s.Messages {
+		if m.Unhooked != "" {
+			notes = append(notes, fmt.Sprintf("%v %d %s", m.FromClient, m.Opcode, m.Unhooked[:strings.Index(m.Unhooked, ")")+1]))
+		}
+	}
+	want := "[true 3 not a valid WebSocket frame sequence (reserved opcode 3) false 3 not a valid WebSocket frame sequence (reserved opcode 3)]"
+	if fmt.Sprint(notes) != want {
+		t.Errorf("notes %q\nwant %q", notes, want)
+	}
+}
+
+// Frames split at every byte (headers, masks and payloads across writes) are parsed the
+// same.
+func TestMessageHookByteAtATime(t *testing.T) {
+	et.RequireNoLeaks(t)
+	o := et.StartOrigin(t, et.OriginH1Plain, nil)
+	p := et.StartProxy(t, nil, o)
+	p.Engine.AddMessageHook(upperOK)
+	conn, br := p.WSDial(t, "ws"+o.URL[len("http"):]+"/ws")
+	var b bytes.Buffer
+	writeFrame(t, &b, 1, []byte("o"), false, 0)
+	writeFrame(t, &b, 9, []byte("ping"), true, 0)
+	writeFrame(t, &b, 0, []byte("k"), true, 0)
+	writeFrame(t, &b, 2, et.Pattern(300), true, 0) // a 16-bit length
+	for _, c := range b.Bytes() {
+		if _, err := conn.Write([]byte{c}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	expectFrame(t, br, 9, "ping")
+	expectFrame(t, br, 1, "OK")
+	expectFrame(t, br, 2, string(et.Pattern(300)))
+	closeWS(t, p, conn, br)
+}
+
+// A client that leaves while a hook holds its message ends the hook's context; the relay
+// and the session end, and nothing leaks.
+func TestMessageHookClientLeavesWhileHookRuns(t *testing.T) {
+	et.RequireNoLeaks(t)
+	o := et.StartOrigin(t, et.OriginH1Plain, nil)
+	p := et.StartProxy(t, nil, o)
+	entered, ended := make(chan struct{}), make(chan error, 1)
+	p.Engine.AddMessageHook(engine.MessageHookFunc(func(ctx context.Context, m *engine.WebSocketMessage) error {
+		if m.FromClient {
+			close(entered)
+			<-ctx.Done()
+			ended <- ctx.Err()
+		}
+		return nil
+	}))
+	conn, _ := p.WSDial(t, "ws"+o.URL[len("http"):]+"/ws")
+	writeFrame(t, conn, 1, []byte("held"), true, 0)
+	<-entered
+	conn.Close()
+	s := p.Next(t)
+	if err := <-ended; err == nil {
+		t.Error("the hook's context did not end")
+	}
+	if !s.Flags.Has(session.FlagWebSocket) {
+		t.Errorf("flags %b", s.Flags)
 	}
 }
