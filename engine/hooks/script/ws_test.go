@@ -218,3 +218,21 @@ func writeFragment(c net.Conn, op int, data string, fin bool) error {
 	_, err := c.Write(append(frame, data...))
 	return err
 }
+
+// The websocket-rewrite.js example does what it says, on the wire.
+func TestWebSocketExampleScript(t *testing.T) {
+	et.RequireNoLeaks(t)
+	ex, err := filepath.Abs("../../../docs/scripts/websocket-rewrite.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, p, _, dial := wsSetup(t, script.Options{Files: []string{ex}}, nil)
+	c, br := dial()
+	send(t, c, 1, `{"type":"typing"}`)
+	send(t, c, 1, `{"type":"chat","text":"hi"}`)
+	// The origin echoes what it got; on the way back the example marks JSON as seen.
+	expect(t, br, 1, `{"seen_by_proxy":true,"text":"hi [via Inspector]","type":"chat"}`)
+	send(t, c, 1, "plain")
+	expect(t, br, 1, "plain")
+	finish(t, p, c, br)
+}
