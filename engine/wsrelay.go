@@ -165,6 +165,8 @@ type wsDir struct {
 	passing string // why the message is streamed on unmodified ("" while assembling)
 	recData []byte // passing: the unmasked prefix kept for the record
 	broken  bool   // not a parsable frame stream: the rest is copied as it comes
+	// closeSent: a close frame was parsed; later control frames queue behind it.
+	closeSent bool
 }
 
 func (d *wsDir) failed() error {
@@ -194,24 +196,43 @@ func (d *wsDir) acquire() bool {
 
 func (d *wsDir) release() { <-d.lock }
 
-// write writes b; start takes the output lock, end gives it back.
-func (d *wsDir) write(b []byte, start, end bool) {
-	if start && !d.acquire() {
-		return
-	}
+// write writes b; the caller holds the output lock.
+func (d *wsDir) write(b []byte) {
 	if d.failed() == nil {
 		if _, err := d.out.Write(b); err != nil {
 			d.werr.Store(&err)
 		}
 	}
-	if end {
-		d.release()
-	}
 }
 
 func (d *wsDir) forward() {
 	defer d.r.wg.Done()
+	held := false // the forwarder holds the output lock (between a raw frame's start and end)
+	defer func() {
+		if held {
+			d.release()
+		}
+	}()
+	// writeFrame writes b, taking the output lock at start and giving it back at end.
+	writeFrame := func(b []byte, start, end bool) bool {
+		if start {
+			if held = d.acquire(); !held {
+				return false // closed
+			}
+		}
+		d.write(b)
+		if end {
+			held = false
+			d.release()
+		}
+		return true
+	}
 	for {
+		select {
+		case <-d.r.done:
+			return
+		default:
+		}
 		select {
 		case <-d.r.done:
 			return
@@ -224,15 +245,15 @@ func (d *wsDir) forward() {
 				// Recorded before it is written, so that the peer's answer is recorded after it.
 				rec, frame := d.r.runHooks(it.msg, it.at)
 				d.r.t.record(rec)
-				if frame != nil {
-					d.write(frame, true, true)
+				if frame != nil && !writeFrame(frame, true, true) {
+					return
 				}
 			default:
 				if it.rec != nil {
 					d.r.t.record(*it.rec)
 				}
-				if it.raw != nil || it.start {
-					d.write(it.raw, it.start, it.end)
+				if (it.raw != nil || it.start) && !writeFrame(it.raw, it.start, it.end) {
+					return
 				}
 			}
 		}
@@ -402,14 +423,18 @@ func (d *wsDir) finish() error {
 		d.unmask(data)
 		d.ctrl = nil
 		rec := session.Message{Time: time.Now(), FromClient: d.fromClient, Opcode: fh.op, Size: int64(len(data)), Data: data[:min(int64(len(data)), d.r.t.limit)]}
-		if fh.op == 8 { // a close stays behind the messages before it
+		if fh.op == 8 || d.closeSent {
+			// A close stays behind the messages before it, and what follows a close
+			// behind the close.
+			d.closeSent = true
 			return d.put(wsItem{raw: raw, start: true, end: true, rec: &rec})
 		}
 		if !d.acquire() {
 			return errRelayClosed
 		}
 		d.r.t.record(rec)
-		d.write(raw, false, true)
+		d.write(raw)
+		d.release()
 		return nil
 	}
 	if !fh.fin {

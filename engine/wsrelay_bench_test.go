@@ -24,6 +24,7 @@ func benchWSEcho(b *testing.B, size int, hook engine.MessageHook) {
 	msg := et.Pattern(size)
 	b.SetBytes(int64(size))
 	b.ReportAllocs()
+	cpu0 := cpuTime()
 	b.ResetTimer()
 	for b.Loop() {
 		if err := et.WriteWSFrame(conn, 2, msg, true); err != nil {
@@ -34,6 +35,7 @@ func benchWSEcho(b *testing.B, size int, hook engine.MessageHook) {
 		}
 	}
 	b.StopTimer()
+	b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op")
 	conn.Close()
 }
 
