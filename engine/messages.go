@@ -15,8 +15,9 @@ import (
 // the capture limit; Size counts every byte).
 type MessageObserver func(id session.ID, m session.Message)
 
-// ObserveMessages adds a WebSocket message observer. Messages are observed, not changed:
-// the relay forwards every frame as it came.
+// ObserveMessages adds a WebSocket message observer. Observers see messages as they were
+// forwarded: with message hooks (AddMessageHook) that is after the hooks, marked
+// Modified or Dropped; without, every frame as it came.
 func (e *Engine) ObserveMessages(o MessageObserver) {
 	e.hooksMu.Lock()
 	defer e.hooksMu.Unlock()
