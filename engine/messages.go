@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"sync/atomic"
 
 	"inspector/engine/session"
 )
@@ -21,12 +22,18 @@ type MessageObserver func(id session.ID, m session.Message)
 func (e *Engine) ObserveMessages(o MessageObserver) {
 	e.hooksMu.Lock()
 	defer e.hooksMu.Unlock()
-	var cur []MessageObserver
-	if p := e.msgObs.Load(); p != nil {
-		cur = *p
+	appendTo(&e.msgObs, o)
+}
+
+// appendTo stores a copy of the list in p with v appended (copy on write: readers load
+// the list without a lock).
+func appendTo[T any](p *atomic.Pointer[[]T], v T) {
+	var cur []T
+	if l := p.Load(); l != nil {
+		cur = *l
 	}
-	n := append(append([]MessageObserver(nil), cur...), o)
-	e.msgObs.Store(&n)
+	n := append(append([]T(nil), cur...), v)
+	p.Store(&n)
 }
 
 // messageNotifier returns the function a session's WebSocket tap calls per message, or nil
@@ -88,12 +95,7 @@ func (h MessageHookFunc) OnMessage(ctx context.Context, m *WebSocketMessage) err
 func (e *Engine) AddMessageHook(h MessageHook) {
 	e.hooksMu.Lock()
 	defer e.hooksMu.Unlock()
-	var cur []MessageHook
-	if p := e.msgHooks.Load(); p != nil {
-		cur = *p
-	}
-	n := append(append([]MessageHook(nil), cur...), h)
-	e.msgHooks.Store(&n)
+	appendTo(&e.msgHooks, h)
 }
 
 // RemoveMessageHook removes h (compared with ==), added by AddMessageHook. WebSockets

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -151,35 +152,41 @@ func runRewriteScenario(t *testing.T, p *et.Proxy, w io.Writer, br *bufio.Reader
 	}
 }
 
-func TestMessageHookH1(t *testing.T) {
-	for _, kind := range []string{et.OriginH1Plain, et.OriginH1TLS} {
-		t.Run(kind, func(t *testing.T) {
-			et.RequireNoLeaks(t)
-			o := et.StartOrigin(t, kind, nil)
-			p := et.StartProxy(t, nil, o)
-			p.Engine.AddMessageHook(rewriteHook)
-			scheme := "ws"
-			if strings.HasPrefix(o.URL, "https") {
-				scheme = "wss"
-			}
-			conn, br := p.WSDial(t, scheme+o.URL[strings.Index(o.URL, ":"):]+"/ws")
-			runRewriteScenario(t, p, conn, br)
-		})
+// hookedWS starts the echo origin of kind and a proxy with hooks, and opens a WebSocket
+// through it: HTTP/1.1 Upgrade, or RFC 8441 extended CONNECT over h2 when h2 is set.
+func hookedWS(t *testing.T, kind string, h2 bool, hooks ...engine.MessageHook) (*et.Proxy, io.Writer, *bufio.Reader) {
+	t.Helper()
+	o := et.StartOrigin(t, kind, nil)
+	p := et.StartProxy(t, nil, o)
+	for _, h := range hooks {
+		p.Engine.AddMessageHook(h)
 	}
+	if h2 {
+		resp, pw := h2WSStream(t, p, o.URL+"/ws")
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("status %s", resp.Status)
+		}
+		return p, pw, bufio.NewReader(resp.Body)
+	}
+	scheme := "ws"
+	if strings.HasPrefix(o.URL, "https") {
+		scheme = "wss"
+	}
+	conn, br := p.WSDial(t, scheme+o.URL[strings.Index(o.URL, ":"):]+"/ws")
+	return p, conn, br
 }
 
-func TestMessageHookH2ExtendedConnect(t *testing.T) {
-	for _, kind := range []string{et.OriginH1Plain, et.OriginH2TLS} {
-		t.Run(kind, func(t *testing.T) {
+// A hook rewrites and drops messages over HTTP/1.1 (plain and TLS) and HTTP/2 extended
+// CONNECT (to an h1 and an h2 origin).
+func TestMessageHookRewritesAndDrops(t *testing.T) {
+	for _, c := range []struct {
+		kind string
+		h2   bool
+	}{{et.OriginH1Plain, false}, {et.OriginH1TLS, false}, {et.OriginH1Plain, true}, {et.OriginH2TLS, true}} {
+		t.Run(fmt.Sprintf("%s/h2=%v", c.kind, c.h2), func(t *testing.T) {
 			et.RequireNoLeaks(t)
-			o := et.StartOrigin(t, kind, nil)
-			p := et.StartProxy(t, nil, o)
-			p.Engine.AddMessageHook(rewriteHook)
-			resp, pw := h2WSStream(t, p, o.URL+"/ws")
-			if resp.StatusCode != http.StatusOK {
-				t.Fatalf("status %s", resp.Status)
-			}
-			runRewriteScenario(t, p, pw, bufio.NewReader(resp.Body))
+			p, w, br := hookedWS(t, c.kind, c.h2, rewriteHook)
+			runRewriteScenario(t, p, w, br)
 		})
 	}
 }
@@ -347,10 +354,8 @@ var upperOK = engine.MessageHookFunc(func(ctx context.Context, m *engine.WebSock
 // frame on, that direction is copied as it comes, and the record says why.
 func TestMessageHookBadFrameStreamPassesUnparsed(t *testing.T) {
 	et.RequireNoLeaks(t)
-	o := et.StartOrigin(t, et.OriginH1Plain, nil)
-	p := et.StartProxy(t, nil, o)
-	p.Engine.AddMessageHook(upperOK)
-	conn, br := p.WSDial(t, "ws"+o.URL[len("http"):]+"/ws")
+	p, w, br := hookedWS(t, et.OriginH1Plain, false, upperOK)
+	conn := w.(net.Conn)
 	writeFrame(t, conn, 1, []byte("ok"), true, 0)
 	expectFrame(t, br, 1, "OK")
 	writeFrame(t, conn, 3, []byte("reserved"), true, 0)
@@ -374,10 +379,8 @@ func TestMessageHookBadFrameStreamPassesUnparsed(t *testing.T) {
 // same.
 func TestMessageHookByteAtATime(t *testing.T) {
 	et.RequireNoLeaks(t)
-	o := et.StartOrigin(t, et.OriginH1Plain, nil)
-	p := et.StartProxy(t, nil, o)
-	p.Engine.AddMessageHook(upperOK)
-	conn, br := p.WSDial(t, "ws"+o.URL[len("http"):]+"/ws")
+	p, w, br := hookedWS(t, et.OriginH1Plain, false, upperOK)
+	conn := w.(net.Conn)
 	var b bytes.Buffer
 	writeFrame(t, &b, 1, []byte("o"), false, 0)
 	writeFrame(t, &b, 9, []byte("ping"), true, 0)
