@@ -45,7 +45,7 @@
 //	msg.opcode                       1 (text) or 2 (binary); assignable (1 or 2)
 //	msg.text                         the payload as a string; assign to replace it
 //	msg.bytes                        the payload as a Uint8Array; assign a Uint8Array, ArrayBuffer or string
-//	msg.json                         the payload parsed; assign a value to replace it with its JSON
+//	msg.json                         the payload parsed; assign a value to replace it with its JSON (keys sorted)
 //	msg.base64, msg.size             the payload in base64, its length
 //	msg.drop()                       the message is not forwarded (later scripts do not see it)
 //
