@@ -74,9 +74,10 @@ type Engine struct {
 	inFlight map[session.ID]session.Summary
 	peeks    sync.Map // session.ID -> *peekEntry: running exchanges Peek reads (peek.go)
 
-	hooksMu sync.Mutex
-	hooks   atomic.Pointer[hookSet]
-	msgObs  atomic.Pointer[[]MessageObserver] // nil or empty: no WebSocket message observers
+	hooksMu  sync.Mutex
+	hooks    atomic.Pointer[hookSet]
+	msgObs   atomic.Pointer[[]MessageObserver] // nil or empty: no WebSocket message observers
+	msgHooks atomic.Pointer[[]MessageHook]     // nil or empty: WebSockets are copied, not parsed (messages.go)
 
 	hijackedMu sync.Mutex
 	hijacked   map[net.Conn]struct{}

@@ -321,8 +321,7 @@ func (x *exchange) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	if resp.StatusCode == http.StatusSwitchingProtocols {
 		if rwc, ok := resp.Body.(io.ReadWriteCloser); ok {
-			x.ws = newWSTap(rwc, x.e.cfg.CaptureLimit)
-			x.ws.notify = x.e.messageNotifier(x.s.ID)
+			x.ws = x.e.newWSTapFor(rwc, x.s, req)
 			resp.Body = x.ws
 		}
 		return resp, nil

@@ -27,6 +27,9 @@ type wsTap struct {
 	// notify, when set, is told of each message (Engine.ObserveMessages), also of those past
 	// maxWSMessages that are no longer kept.
 	notify func(session.Message)
+	// relay, when set (message hooks are registered), parses and forwards the frames
+	// itself; Read, Write and Close are its.
+	relay *wsRelay
 }
 
 func newWSTap(rwc io.ReadWriteCloser, limit int64) *wsTap {
@@ -41,18 +44,32 @@ func newWSTap(rwc io.ReadWriteCloser, limit int64) *wsTap {
 
 func (t *wsTap) add(fromClient bool) func(op int, data []byte, size int64) {
 	return func(op int, data []byte, size int64) {
-		m := session.Message{Time: time.Now(), FromClient: fromClient, Opcode: op, Data: data, Size: size}
-		if t.notify != nil {
-			t.notify(m)
-		}
-		if len(t.messages) >= maxWSMessages {
-			return
-		}
-		t.messages = append(t.messages, m)
+		t.addLocked(session.Message{Time: time.Now(), FromClient: fromClient, Opcode: op, Data: data, Size: size})
 	}
 }
 
+// addLocked records m; the caller holds t.mu.
+func (t *wsTap) addLocked(m session.Message) {
+	if t.notify != nil {
+		t.notify(m)
+	}
+	if len(t.messages) >= maxWSMessages {
+		return
+	}
+	t.messages = append(t.messages, m)
+}
+
+// record records m (the relay's messages).
+func (t *wsTap) record(m session.Message) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.addLocked(m)
+}
+
 func (t *wsTap) Read(p []byte) (int, error) {
+	if t.relay != nil {
+		return t.relay.Read(p)
+	}
 	n, err := t.rwc.Read(p)
 	if n > 0 {
 		t.mu.Lock()
@@ -64,6 +81,9 @@ func (t *wsTap) Read(p []byte) (int, error) {
 }
 
 func (t *wsTap) Write(p []byte) (int, error) {
+	if t.relay != nil {
+		return t.relay.Write(p)
+	}
 	n, err := t.rwc.Write(p)
 	if n > 0 {
 		t.mu.Lock()
@@ -73,7 +93,12 @@ func (t *wsTap) Write(p []byte) (int, error) {
 	return n, err
 }
 
-func (t *wsTap) Close() error { return t.rwc.Close() }
+func (t *wsTap) Close() error {
+	if t.relay != nil {
+		return t.relay.Close()
+	}
+	return t.rwc.Close()
+}
 
 // result returns the recorded messages and the origin→client byte count.
 func (t *wsTap) result() ([]session.Message, int64) {
@@ -137,9 +162,40 @@ func (p *wsParser) inFrame() bool { return p.hdr == nil && p.need > 0 }
 
 // parseHeader returns true once p.hdr holds a whole header, and sets up the frame.
 func (p *wsParser) parseHeader() bool {
-	h := p.hdr
-	if len(h) < 2 {
+	fh, n := parseWSHead(p.hdr)
+	if n < 0 {
+		p.broken = true
+	}
+	if n <= 0 {
 		return false
+	}
+	p.masked, p.mask, p.fin = fh.masked, fh.key, fh.fin
+	if fh.op != 0 {
+		p.op = fh.op
+	}
+	p.need, p.pos = fh.length, 0
+	p.hdr = nil
+	return true
+}
+
+// wsHead is a parsed RFC 6455 frame header.
+type wsHead struct {
+	fin    bool
+	rsv    byte // the RSV1-3 bits as they are in the first byte (0x70)
+	op     int
+	masked bool
+	key    [4]byte
+	length int64
+}
+
+// maxWSFrameHead is the longest frame header: 2 bytes, an 8-byte length and a 4-byte key.
+const maxWSFrameHead = 14
+
+// parseWSHead parses the frame header at the start of h. It returns the header's size,
+// 0 when h does not hold all of it yet, or -1 for a length with the top bit set.
+func parseWSHead(h []byte) (wsHead, int) {
+	if len(h) < 2 {
+		return wsHead{}, 0
 	}
 	size := 2
 	l7 := int64(h[1] & 0x7f)
@@ -149,38 +205,29 @@ func (p *wsParser) parseHeader() bool {
 	case 127:
 		size += 8
 	}
-	masked := h[1]&0x80 != 0
-	if masked {
+	fh := wsHead{fin: h[0]&0x80 != 0, rsv: h[0] & 0x70, op: int(h[0] & 0x0f), masked: h[1]&0x80 != 0, length: l7}
+	if fh.masked {
 		size += 4
 	}
 	if len(h) < size {
-		return false
+		return wsHead{}, 0
 	}
-	length := l7
 	off := 2
 	switch l7 {
 	case 126:
-		length = int64(binary.BigEndian.Uint16(h[2:4]))
+		fh.length = int64(binary.BigEndian.Uint16(h[2:4]))
 		off = 4
 	case 127:
-		length = int64(binary.BigEndian.Uint64(h[2:10]))
+		fh.length = int64(binary.BigEndian.Uint64(h[2:10]))
 		off = 10
-		if length < 0 {
-			p.broken = true
-			return false
+		if fh.length < 0 {
+			return wsHead{}, -1
 		}
 	}
-	p.masked = masked
-	if masked {
-		copy(p.mask[:], h[off:off+4])
+	if fh.masked {
+		copy(fh.key[:], h[off:off+4])
 	}
-	p.fin = h[0]&0x80 != 0
-	if op := int(h[0] & 0x0f); op != 0 {
-		p.op = op
-	}
-	p.need, p.pos = length, 0
-	p.hdr = nil
-	return true
+	return fh, size
 }
 
 func (p *wsParser) endFrame() {

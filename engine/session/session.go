@@ -219,6 +219,14 @@ type Message struct {
 	Opcode     int       `json:"opcode"` // 1 text, 2 binary, 8 close, 9 ping, 10 pong
 	Data       []byte    `json:"data,omitempty"`
 	Size       int64     `json:"size"`
+	// Set by the engine's message hooks (engine.MessageHook). Data and Size are what was
+	// forwarded, except for a dropped message: there they are what was not.
+	Modified  bool   `json:"modified,omitempty"`   // a hook changed the payload or opcode
+	Dropped   bool   `json:"dropped,omitempty"`    // a hook dropped the message
+	HookError string `json:"hook_error,omitempty"` // why hooks failed; the message went on unmodified
+	// Unhooked says why a data message passed on without the hooks while hooks were on
+	// (compressed, too large, not a parsable frame stream).
+	Unhooked string `json:"unhooked,omitempty"`
 }
 
 // Frame is one HTTP/2 or HTTP/3 frame seen on one leg of a session's connection. Frames

@@ -19,11 +19,10 @@
 //	response(flow)         response with its body
 //	error(summary)         after a session ended with an error (asynchronous, read-only)
 //	done(summary)          after every session ended (asynchronous, read-only)
-//	websocketMessage(msg)  each WebSocket message, both ways, in order (asynchronous,
-//	                       read-only: {session, from_client, opcode, text or base64, size, time})
+//	websocketMessage(msg)  each WebSocket data message, both ways, in order per direction,
+//	                       before it is forwarded; it may change or drop it (below)
 //
-// Scripts run in file name order at each stage. WebSocket messages are observed, not
-// changed: the engine relays frames as they come (Engine.ObserveMessages).
+// Scripts run in file name order at each stage.
 //
 // # The flow object
 //
@@ -39,12 +38,33 @@
 //	console.log(...), log(...)      lines in the Manager's log (Log), with the file name
 //	store.get(key) / store.set(key, value) / store.delete(key)   values kept across calls and reloads
 //
+// # The message object (websocketMessage)
+//
+//	msg.session, msg.url             the session id and the upgrade request's URL
+//	msg.direction                    "to_server" or "to_client"; msg.from_client is the same as a bool
+//	msg.opcode                       1 (text) or 2 (binary); assignable (1 or 2)
+//	msg.text                         the payload as a string; assign to replace it
+//	msg.bytes                        the payload as a Uint8Array; assign a Uint8Array, ArrayBuffer or string
+//	msg.json                         the payload parsed; assign a value to replace it with its JSON (keys sorted)
+//	msg.base64, msg.size             the payload in base64, its length
+//	msg.drop()                       the message is not forwarded (later scripts do not see it)
+//
+// Assigning the payload keeps the opcode; set msg.opcode to change it. A text message must
+// be UTF-8. The handler runs on the relay (the Manager is an engine.MessageHook, registered
+// only while some script defines websocketMessage, so WebSockets are otherwise copied, not
+// parsed): while it runs, later messages of that direction wait; pings and pongs do not.
+// Messages compressed with permessage-deflate and messages over 4 MiB are not given to
+// the handler and pass unmodified (the engine's record of them says so).
+//
 // # Safety
 //
 // Each call has a time budget (Budget, default 100 ms) enforced with goja's Interrupt; a
 // script that throws or runs out of time leaves the flow exactly as it was (edits are
 // applied only when a handler returns normally), the error is added to the session's
-// comment and to the log with file:line, and traffic goes on. Scripts have no file,
+// comment and to the log with file:line, and traffic goes on. For websocketMessage, any
+// handler's error or timeout forwards the message exactly as it came (the other scripts'
+// edits of it too), and the error is recorded on the message (session.Message.HookError)
+// and in the log. Scripts have no file,
 // network or process access: only the API above (no require, no timers).
 //
 // # Concurrency

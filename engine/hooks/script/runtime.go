@@ -2,6 +2,7 @@ package script
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -38,6 +39,8 @@ type script struct {
 	d     *draft
 	st    *flowState
 	stage string
+	msg   *goja.Object // the websocketMessage object, bound to ws
+	ws    *wsDraft
 }
 
 // loadBudget bounds the top-level run of a file.
@@ -531,5 +534,79 @@ func (m *Manager) storeObject(rt *goja.Runtime) *goja.Object {
 		m.kv.set(key, b)
 	})
 	o.Set("delete", func(key string) { m.kv.del(key) })
+	return o
+}
+
+// wsDraft is one websocketMessage handler's view of the message: edits land here and
+// reach the message only when the handler returns normally.
+type wsDraft struct {
+	m    *engine.WebSocketMessage
+	op   int
+	data []byte
+	drop bool
+}
+
+// callMessage runs a websocketMessage handler on wm.
+func (s *script) callMessage(m *Manager, fn goja.Callable, wm *engine.WebSocketMessage) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cur = wm.Session
+	d := &wsDraft{m: wm, op: wm.Opcode, data: wm.Data}
+	s.ws = d
+	defer func() { s.cur, s.ws = 0, nil }()
+	if s.msg == nil {
+		s.msg = s.buildMessage()
+	}
+	if _, err := s.run(m.opts.Budget, func() (goja.Value, error) { return fn(goja.Undefined(), s.msg) }); err != nil {
+		return err
+	}
+	wm.Opcode, wm.Data, wm.Drop = d.op, d.data, d.drop
+	return nil
+}
+
+// buildMessage builds the script's message object, bound to the current call's draft
+// (s.ws) like the flow object.
+func (s *script) buildMessage() *goja.Object {
+	rt := s.rt
+	o := rt.NewObject()
+	accessor(rt, o, "session", func() any { return uint64(s.ws.m.Session) }, nil)
+	accessor(rt, o, "url", func() any { return s.ws.m.URL }, nil)
+	accessor(rt, o, "from_client", func() any { return s.ws.m.FromClient }, nil)
+	accessor(rt, o, "direction", func() any {
+		if s.ws.m.FromClient {
+			return "to_server"
+		}
+		return "to_client"
+	}, nil)
+	accessor(rt, o, "opcode", func() any { return s.ws.op }, func(v goja.Value) {
+		n := int(v.ToInteger())
+		if n != 1 && n != 2 {
+			panic(rt.NewTypeError(fmt.Sprintf("opcode %d: a message is 1 (text) or 2 (binary)", n)))
+		}
+		s.ws.op = n
+	})
+	accessor(rt, o, "size", func() any { return len(s.ws.data) }, nil)
+	accessor(rt, o, "text", func() any { return string(s.ws.data) }, func(v goja.Value) {
+		s.ws.data = []byte(v.String())
+	})
+	accessor(rt, o, "bytes", func() any { return s.uint8Array(s.ws.data) }, func(v goja.Value) {
+		s.ws.data = s.toBytes(v)
+	})
+	accessor(rt, o, "base64", func() any { return base64.StdEncoding.EncodeToString(s.ws.data) }, nil)
+	accessor(rt, o, "json", func() any {
+		var v any
+		if err := json.Unmarshal(s.ws.data, &v); err != nil {
+			panic(rt.NewTypeError("msg.json: " + err.Error()))
+		}
+		return rt.ToValue(v)
+	}, func(v goja.Value) {
+		b, err := json.Marshal(v.Export())
+		if err != nil {
+			panic(rt.NewTypeError("msg.json: " + err.Error()))
+		}
+		s.ws.data = b
+	})
+	accessor(rt, o, "dropped", func() any { return s.ws.drop }, nil)
+	o.Set("drop", func() { s.ws.drop = true })
 	return o
 }

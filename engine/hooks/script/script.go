@@ -2,7 +2,6 @@ package script
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"os"
@@ -12,7 +11,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"inspector/engine"
 	"inspector/engine/session"
@@ -56,10 +54,15 @@ type Manager struct {
 	log    []LogEntry
 
 	done     chan *session.Session // sessions for the error/done stages
-	msgs     chan wsMessage        // WebSocket messages for the websocketMessage stage
 	stop     chan struct{}
 	stopOnce sync.Once
 	wg       sync.WaitGroup
+
+	// The message hook is registered with eng only while a script has a websocketMessage
+	// handler, so that WebSockets are otherwise copied, not parsed.
+	hookMu    sync.Mutex
+	eng       *engine.Engine
+	msgHooked bool
 }
 
 const (
@@ -86,13 +89,12 @@ func New(opts Options) (*Manager, error) {
 			return nil, fmt.Errorf("script: %w", err)
 		}
 	}
-	m := &Manager{opts: opts, kv: &kvStore{m: map[string][]byte{}}, done: make(chan *session.Session, doneQueue), msgs: make(chan wsMessage, doneQueue), stop: make(chan struct{})}
+	m := &Manager{opts: opts, kv: &kvStore{m: map[string][]byte{}}, done: make(chan *session.Session, doneQueue), stop: make(chan struct{})}
 	empty := []*script{}
 	m.scripts.Store(&empty)
 	m.Reload()
-	m.wg.Add(2)
+	m.wg.Add(1)
 	go m.runDone()
-	go m.runMessages()
 	if opts.PollInterval > 0 {
 		m.wg.Add(1)
 		go m.watch()
@@ -120,22 +122,27 @@ func (m *Manager) Install(eng *engine.Engine) {
 			m.addLog(LogEntry{Time: time.Now(), Error: true, Session: ev.Session.ID, Text: "done/error handlers fell behind; a session was skipped"})
 		}
 	}))
-	eng.ObserveMessages(func(id session.ID, msg session.Message) {
-		if !m.wants(stageWebSocketMessage) {
-			return
-		}
-		select {
-		case m.msgs <- wsMessage{id, msg}:
-		default: // never block the relay
-			m.addLog(LogEntry{Time: time.Now(), Error: true, Session: id, Text: "websocketMessage handlers fell behind; a message was skipped"})
-		}
-	})
+	m.hookMu.Lock()
+	m.eng = eng
+	m.hookMu.Unlock()
+	m.syncMessageHook()
 }
 
-// wsMessage is one WebSocket message for the websocketMessage stage.
-type wsMessage struct {
-	id  session.ID
-	msg session.Message
+// syncMessageHook registers the Manager as the engine's message hook while some script
+// has a websocketMessage handler, and removes it when none has.
+func (m *Manager) syncMessageHook() {
+	m.hookMu.Lock()
+	defer m.hookMu.Unlock()
+	if m.eng == nil {
+		return
+	}
+	switch want := m.wants(stageWebSocketMessage); {
+	case want && !m.msgHooked:
+		m.eng.AddMessageHook(m)
+	case !want && m.msgHooked:
+		m.eng.RemoveMessageHook(m)
+	}
+	m.msgHooked = m.wants(stageWebSocketMessage)
 }
 
 func (m *Manager) wants(stage string) bool {
@@ -147,32 +154,27 @@ func (m *Manager) wants(stage string) bool {
 	return false
 }
 
-// runMessages calls the websocketMessage handlers, in order, off the relay.
-func (m *Manager) runMessages() {
-	defer m.wg.Done()
-	for {
-		select {
-		case <-m.stop:
-			return
-		case w := <-m.msgs:
-			v := map[string]any{
-				"session": uint64(w.id), "from_client": w.msg.FromClient, "opcode": w.msg.Opcode,
-				"size": w.msg.Size, "time": w.msg.Time.Format(time.RFC3339Nano),
-			}
-			if w.msg.Opcode == 1 && utf8.Valid(w.msg.Data) {
-				v["text"] = string(w.msg.Data)
-			} else {
-				v["base64"] = base64.StdEncoding.EncodeToString(w.msg.Data)
-			}
-			for _, s := range *m.scripts.Load() {
-				if fn := s.handlers[stageWebSocketMessage]; fn != nil {
-					if err := s.callValue(m, w.id, fn, v); err != nil {
-						m.scriptError(s, nil, stageWebSocketMessage, err)
-					}
-				}
-			}
+// OnMessage runs the websocketMessage handlers on one WebSocket message, in file-name
+// order, on the relay (engine.MessageHook): each may change the message or drop it. When
+// a handler throws or runs out of time, the message goes on as it came (the engine undoes
+// every script's edits of it and records the error on the message) and the error is
+// logged with file:line.
+func (m *Manager) OnMessage(ctx context.Context, wm *engine.WebSocketMessage) error {
+	var errs []error
+	for _, s := range *m.scripts.Load() {
+		fn := s.handlers[stageWebSocketMessage]
+		if fn == nil {
+			continue
+		}
+		if err := s.callMessage(m, fn, wm); err != nil {
+			errs = append(errs, errors.New("script error: "+m.logScriptError(s, wm.Session, stageWebSocketMessage, err)))
+			continue
+		}
+		if wm.Drop {
+			break
 		}
 	}
+	return errors.Join(errs...)
 }
 
 func (m *Manager) files() []string {
@@ -235,6 +237,7 @@ func (m *Manager) Reload() bool {
 	}
 	if changed {
 		m.scripts.Store(&next)
+		m.syncMessageHook()
 	}
 	return changed
 }
@@ -292,7 +295,8 @@ const (
 	stageResponse        = "response"
 	stageError           = "error"
 	stageDone            = "done"
-	// stageWebSocketMessage sees each WebSocket message (asynchronous, read-only).
+	// stageWebSocketMessage sees each WebSocket data message on the relay, before it is
+	// forwarded: it may change or drop it.
 	stageWebSocketMessage = "websocketMessage"
 )
 
@@ -340,17 +344,25 @@ func (m *Manager) runStages(f *engine.Flow, names ...string) error {
 }
 
 func (m *Manager) scriptError(s *script, sess *session.Session, stage string, err error) {
-	msg := fmt.Sprintf("%s (%s): %s", filepath.Base(s.file), stage, scriptErrorText(err))
-	m.logf("script error: %s", msg)
 	var id session.ID
 	if sess != nil {
 		id = sess.ID
+	}
+	msg := m.logScriptError(s, id, stage, err)
+	if sess != nil {
 		if sess.Comment != "" {
 			sess.Comment += "\n"
 		}
 		sess.Comment += "script error: " + msg
 	}
+}
+
+// logScriptError puts a script's error in the log and returns its text.
+func (m *Manager) logScriptError(s *script, id session.ID, stage string, err error) string {
+	msg := fmt.Sprintf("%s (%s): %s", filepath.Base(s.file), stage, scriptErrorText(err))
+	m.logf("script error: %s", msg)
 	m.addLog(LogEntry{Time: time.Now(), File: filepath.Base(s.file), Session: id, Error: true, Text: msg})
+	return msg
 }
 
 // scriptErrorText is goja's message with the script's file:line:col (exceptions and
