@@ -195,21 +195,21 @@ func startFuzzProxy(f *testing.F) *fuzzProxy {
 		}
 		return nil
 	}
-	fp.e.Observe(ObserverFunc(func(ev Event) {
-		if ev.Kind != EventBegin {
-			return
-		}
-		u, err := url.Parse(ev.Summary.URL)
+	// Counted by a request hook, which runs on the exchange before anything goes upstream
+	// (observers are told asynchronously, possibly after the origin has the request).
+	fp.e.AddRequestHook(RequestHookFunc(func(_ context.Context, fl *Flow) error {
+		u, err := url.Parse(fl.Session.Request.URL)
 		if err != nil {
-			return
+			return nil
 		}
 		path := u.Path
 		if path == "" {
 			path = "/" // what the transport sends for an empty path
 		}
 		fp.mu.Lock()
-		fp.begun[ev.Summary.Method+" "+path]++
+		fp.begun[fl.Session.Request.Method+" "+path]++
 		fp.mu.Unlock()
+		return nil
 	}))
 	go fp.e.Serve()
 	f.Cleanup(func() {

@@ -14,7 +14,7 @@
 // `module.exports = {response(flow) {…}}`) or as top-level functions of the same names:
 //
 //	requestHeaders(flow)   request head arrived; body not available (reading it throws)
-//	request(flow)          request with its body (buffered on first read, up to MaxBody)
+//	request(flow)          request with its body (the engine's Request stage: buffered; up to MaxBody)
 //	responseHeaders(flow)  response head arrived; body not available
 //	response(flow)         response with its body
 //	error(summary)         after a session ended with an error (asynchronous, read-only)
@@ -22,7 +22,11 @@
 //	websocketMessage(msg)  each WebSocket data message, both ways, in order per direction,
 //	                       before it is forwarded; it may change or drop it (below)
 //
-// Scripts run in file name order at each stage.
+// Scripts run in file name order at each stage. Each is the engine's stage of the same
+// name (docs/hooks.md): the Manager takes the body stages (request, response) and the Done
+// stage only while some script defines a handler for them, so without one bodies stream
+// and nothing is buffered for scripts. error and done run on the Manager's own goroutine,
+// queued from the engine's Done stage, so a script's budget never delays an exchange.
 //
 // # The flow object
 //

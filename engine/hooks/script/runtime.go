@@ -264,6 +264,13 @@ func (st *flowState) readBody(bs *bodyState, body *io.ReadCloser) ([]byte, error
 		bs.read = true
 		return nil, nil
 	}
+	if f := st.f; !f.Truncated && int64(len(f.Body)) <= st.maxBody &&
+		((f.Stage == engine.StageRequest && bs == st.req) || (f.Stage == engine.StageResponse && bs == st.resp)) {
+		// The engine buffered the whole body for this stage (its Body still yields every
+		// byte). A body longer than the engine's buffer is read on below, up to maxBody.
+		bs.data, bs.read = f.Body, true
+		return f.Body, nil
+	}
 	orig := *body
 	data, err := io.ReadAll(io.LimitReader(orig, st.maxBody+1))
 	if err != nil {

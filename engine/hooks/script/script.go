@@ -63,6 +63,10 @@ type Manager struct {
 	hookMu    sync.Mutex
 	eng       *engine.Engine
 	msgHooked bool
+	// stageHooks are the optional stages' hook values by stage name, hooked says which
+	// are registered (syncHooks).
+	stageHooks map[string]any
+	hooked     map[string]bool
 }
 
 const (
@@ -108,33 +112,75 @@ func (m *Manager) Close() {
 	m.wg.Wait()
 }
 
-// Install adds the Manager's hooks and observer to eng.
+// Install puts the Manager on eng's hook stages: the header stages always (a call with no
+// handler costs a pointer load), and the body, done and message stages only while some
+// script has a handler for them (syncHooks), so that without a request or response
+// handler bodies stream instead of being buffered for scripts.
 func (m *Manager) Install(eng *engine.Engine) {
 	eng.AddRequestHook(m)
 	eng.AddResponseHook(m)
-	eng.Observe(engine.ObserverFunc(func(ev engine.Event) {
-		if ev.Kind != engine.EventComplete || !m.wantsDone() {
-			return
-		}
-		select {
-		case m.done <- ev.Session:
-		default: // never block the engine; counted in the log
-			m.addLog(LogEntry{Time: time.Now(), Error: true, Session: ev.Session.ID, Text: "done/error handlers fell behind; a session was skipped"})
-		}
-	}))
 	m.hookMu.Lock()
 	m.eng = eng
 	m.hookMu.Unlock()
-	m.syncMessageHook()
+	m.syncHooks()
 }
 
-// syncMessageHook registers the Manager as the engine's message hook while some script
-// has a websocketMessage handler, and removes it when none has.
-func (m *Manager) syncMessageHook() {
+// The Manager's optional stages, each a value of its own so it can be added and removed
+// on its own.
+type (
+	requestBodyStage  struct{ m *Manager }
+	responseBodyStage struct{ m *Manager }
+	doneStage         struct{ m *Manager }
+)
+
+// OnRequestBody runs the request handlers with the body the engine buffered.
+func (h *requestBodyStage) OnRequestBody(ctx context.Context, f *engine.Flow) error {
+	return h.m.runStages(f, stageRequest)
+}
+
+// OnResponseBody runs the response handlers with the body the engine buffered.
+func (h *responseBodyStage) OnResponseBody(ctx context.Context, f *engine.Flow) error {
+	return h.m.runStages(f, stageResponse)
+}
+
+// OnDone queues the session for the error and done handlers, which run on the Manager's
+// own goroutine: a script's time budget never delays the exchange.
+func (h *doneStage) OnDone(sess *session.Session) {
+	select {
+	case h.m.done <- sess:
+	default: // never block the engine; counted in the log
+		h.m.addLog(LogEntry{Time: time.Now(), Error: true, Session: sess.ID, Text: "done/error handlers fell behind; a session was skipped"})
+	}
+}
+
+// syncHooks registers the optional stages while some script has a handler for them and
+// removes them when none has (after a reload).
+func (m *Manager) syncHooks() {
 	m.hookMu.Lock()
 	defer m.hookMu.Unlock()
 	if m.eng == nil {
 		return
+	}
+	if m.stageHooks == nil {
+		m.stageHooks = map[string]any{
+			stageRequest:  &requestBodyStage{m},
+			stageResponse: &responseBodyStage{m},
+			stageDone:     &doneStage{m},
+		}
+		m.hooked = map[string]bool{}
+	}
+	for name, h := range m.stageHooks {
+		want := m.wants(name)
+		if name == stageDone {
+			want = m.wantsDone()
+		}
+		switch {
+		case want && !m.hooked[name]:
+			_ = m.eng.AddHook(h) // each implements a stage
+		case !want && m.hooked[name]:
+			m.eng.RemoveHook(h)
+		}
+		m.hooked[name] = want
 	}
 	switch want := m.wants(stageWebSocketMessage); {
 	case want && !m.msgHooked:
@@ -237,7 +283,7 @@ func (m *Manager) Reload() bool {
 	}
 	if changed {
 		m.scripts.Store(&next)
-		m.syncMessageHook()
+		m.syncHooks()
 	}
 	return changed
 }
@@ -302,14 +348,15 @@ const (
 
 var stages = []string{stageRequestHeaders, stageRequest, stageResponseHeaders, stageResponse, stageError, stageDone, stageWebSocketMessage}
 
-// OnRequest runs the requestHeaders and request handlers.
+// OnRequest runs the requestHeaders handlers (the engine's RequestHeaders stage: the
+// body has not been read).
 func (m *Manager) OnRequest(ctx context.Context, f *engine.Flow) error {
-	return m.runStages(f, stageRequestHeaders, stageRequest)
+	return m.runStages(f, stageRequestHeaders)
 }
 
-// OnResponse runs the responseHeaders and response handlers.
+// OnResponse runs the responseHeaders handlers (the engine's ResponseHeaders stage).
 func (m *Manager) OnResponse(ctx context.Context, f *engine.Flow) error {
-	return m.runStages(f, stageResponseHeaders, stageResponse)
+	return m.runStages(f, stageResponseHeaders)
 }
 
 // ErrDropped is the hook error of a flow a script dropped.

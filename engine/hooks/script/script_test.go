@@ -3,6 +3,7 @@ package script_test
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"os"
@@ -30,11 +31,17 @@ type origin struct {
 	*et.Origin
 	mu   sync.Mutex
 	reqs []seen
+	// arrived is told of each request head, before the body is read.
+	arrived chan struct{}
 }
 
 func startOrigin(t *testing.T) *origin {
-	o := &origin{}
+	o := &origin{arrived: make(chan struct{}, 1)}
 	o.Origin = et.StartOrigin(t, et.OriginH1Plain, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case o.arrived <- struct{}{}:
+		default:
+		}
 		b, _ := io.ReadAll(r.Body)
 		o.mu.Lock()
 		o.reqs = append(o.reqs, seen{r.Method, r.URL.RequestURI(), r.Header.Clone(), string(b)})
@@ -385,4 +392,57 @@ func TestDocumentedExamplesLoad(t *testing.T) {
 			t.Errorf("%s: error %q, handlers %v", s.File, s.Error, s.Handlers)
 		}
 	}
+}
+
+// TestBodiesStreamUnlessAScriptWantsThem: the Manager sits on the engine's named stages
+// and takes the body stages only while a script has a request handler: with only a
+// requestHeaders handler the request body streams (the client writes it only once the
+// origin has the request head), with a request handler the script reads the buffered
+// body, and after a reload without it bodies stream again.
+func TestBodiesStreamUnlessAScriptWantsThem(t *testing.T) {
+	const headersOnly = `exports.requestHeaders = function (flow) { flow.request.headers.set("X-Seen", "1"); };`
+	const withBody = `exports.request = function (flow) { flow.request.headers.set("X-Body", flow.request.text()); };`
+	m, p, o, dir := setup(t, script.Options{}, map[string]string{"a.js": headersOnly})
+	streamed := func() {
+		t.Helper()
+		for len(o.arrived) > 0 {
+			<-o.arrived
+		}
+		pr, pw := io.Pipe()
+		go func() {
+			select {
+			case <-o.arrived: // a proxy buffering the body would never let the head through
+				pw.Write([]byte("late body"))
+				pw.Close()
+			case <-time.After(10 * time.Second): // a failure guard, not a wait
+				pw.CloseWithError(errors.New("the origin never got the request head: the body was buffered"))
+			}
+		}()
+		resp, err := p.Client(t, et.ClientH1).Post(o.URL+"/stream", "text/plain", pr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		next(t, p)
+		if got := o.last(t); got.Body != "late body" || got.Header.Get("X-Seen") != "1" {
+			t.Fatalf("origin got %q %v", got.Body, got.Header)
+		}
+	}
+	streamed()
+
+	if err := os.WriteFile(filepath.Join(dir, "a.js"), []byte(withBody), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m.Reload()
+	do(t, p, "POST", o.URL+"/buffered", "whole body", nil)
+	next(t, p)
+	if got := o.last(t); got.Header.Get("X-Body") != "whole body" {
+		t.Fatalf("the request handler saw %q", got.Header.Get("X-Body"))
+	}
+
+	if err := os.WriteFile(filepath.Join(dir, "a.js"), []byte(headersOnly), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m.Reload()
+	streamed()
 }
