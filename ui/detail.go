@@ -714,15 +714,36 @@ func (d *detailPane) renderExtras() {
 			if m.FromClient {
 				dir = "→"
 			}
-			fmt.Fprintf(&sb, "%s %s %s %dB %s\n", m.Time.Format("15:04:05.000"), dir, wsOpName(m.Opcode), m.Size, wsPayload(m))
+			fmt.Fprintf(&sb, "%s %s %s %dB%s %s\n", m.Time.Format("15:04:05.000"), dir, wsOpName(m.Opcode), m.Size, wsMarks(m), wsPayload(m))
 		}
 		if len(s.Messages) == 0 {
-			sb.WriteString("WebSocket messages are not captured yet.")
+			sb.WriteString("No WebSocket messages were exchanged.")
 		}
 		d.ws.set(sb.String())
 	} else {
-		d.ws.set("Not a WebSocket session. (WebSocket messages are not captured yet.)")
+		d.ws.set("Not a WebSocket session.")
 	}
+}
+
+// wsMarks says what the message hooks (scripts) did to a message: "" when nothing.
+func wsMarks(m session.Message) string {
+	var marks []string
+	switch {
+	case m.Dropped:
+		marks = append(marks, "dropped by a hook")
+	case m.Modified:
+		marks = append(marks, "modified by a hook")
+	}
+	if m.HookError != "" {
+		marks = append(marks, "hook failed, sent unmodified: "+m.HookError)
+	}
+	if m.Unhooked != "" {
+		marks = append(marks, "not shown to hooks: "+m.Unhooked)
+	}
+	if len(marks) == 0 {
+		return ""
+	}
+	return " [" + strings.Join(marks, "; ") + "]"
 }
 
 func pairsText(p [][2]string, empty string) string {
