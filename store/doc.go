@@ -41,7 +41,7 @@
 //	├── ixsegs                       uint64 segment number → lowest id, highest id, sessions, text
 //	│                                bytes of one body index segment
 //	├── ixdata                       uint64 segment number → the segment: an inverted list gram →
-//	│                                sessions (index.go; not counted in MaxBytes)
+//	│                                sessions (index.go, segment2.go; not counted in MaxBytes)
 //	└── ixpending                    id → the session's grams: committed sessions not yet in a
 //	                                 segment (empty value: grams unknown)
 //
@@ -87,7 +87,11 @@
 // puts them under its id in ixpending in the same transaction, and, once about 8 MiB of
 // text or 8192 sessions are gathered (or the store closes), writes them as one immutable
 // segment and deletes their pending keys, in one transaction: the index is written once,
-// appended, never read-modified-written. A kill -9 leaves the pending keys; Open gathers
+// appended, never read-modified-written. Segments are format 2 (segment2.go): posting
+// lists Rice-coded (about a bit per session for a gram every session has) behind a
+// delta-coded directory with a skip table; format-1 segments (8-byte directory entries,
+// varint gaps) of earlier files are read as they are until retention or compact replaces
+// them. A kill -9 leaves the pending keys; Open gathers
 // them again. Searches test pending sessions by their stored grams. Deleted or replaced
 // sessions keep postings in old segments (confirmation drops them); retention drops a
 // segment once all its sessions are evicted; Clear empties the index; Compact rebuilds it
