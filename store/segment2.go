@@ -34,37 +34,30 @@ const (
 type bitWriter struct {
 	out []byte
 	acc uint64
-	n   uint
+	n   uint // bits held in acc, < 32 between calls
 }
 
+// write appends the low n bits of v (n ≤ 32, v has no higher bits set).
 func (w *bitWriter) write(v uint64, n uint) {
-	for n > 0 {
-		take := min(n, 64-w.n)
-		w.acc |= (v & (1<<take - 1)) << w.n
-		w.n += take
-		v >>= take
-		n -= take
-		for w.n >= 8 {
-			w.out = append(w.out, byte(w.acc))
-			w.acc >>= 8
-			w.n -= 8
-		}
+	w.acc |= v << w.n
+	if w.n += n; w.n >= 32 {
+		w.out = binary.LittleEndian.AppendUint32(w.out, uint32(w.acc))
+		w.acc >>= 32
+		w.n -= 32
 	}
 }
 
-func (w *bitWriter) ones(q uint64) {
-	for q >= 32 {
-		w.write(1<<32-1, 32)
-		q -= 32
-	}
-	w.write(1<<q-1, uint(q))
-}
-
-// pad ends the list with 1-bits up to a byte (an unfinished quotient: no value).
+// pad ends the list with 1-bits up to a byte (an unfinished quotient: no value) and
+// flushes it.
 func (w *bitWriter) pad() {
-	if w.n > 0 {
-		w.write(1<<(8-w.n)-1, 8-w.n)
+	if r := w.n % 8; r != 0 {
+		w.write(1<<(8-r)-1, 8-r)
 	}
+	for ; w.n > 0; w.n -= 8 {
+		w.out = append(w.out, byte(w.acc))
+		w.acc >>= 8
+	}
+	w.acc = 0
 }
 
 // riceParam picks k for gaps whose sum is sum over n values: about log2 of the mean gap
@@ -87,9 +80,12 @@ func appendRice(w *bitWriter, list []uint64, k uint) {
 		x := int64(uint32(p))
 		d := uint64(x - last - 1)
 		last = x
-		w.ones(d >> k)
-		w.write(0, 1)
-		w.write(d&(1<<k-1), k)
+		q := d >> k
+		for ; q > 16; q -= 16 {
+			w.write(1<<16-1, 16)
+		}
+		// q 1-bits, a 0-bit, k bits of remainder: at most 32 bits at once.
+		w.write(1<<q-1|(d&(1<<k-1))<<(q+1), uint(q)+1+k)
 	}
 	w.pad()
 }
