@@ -249,17 +249,37 @@ func openSegment(blob []byte) (segment, error) {
 	return segment{format: segFormat, n: int(n), ids: p[:idLen], dir: p[idLen : idLen+dirEntry*ntri], post: p[idLen+dirEntry*ntri:]}, nil
 }
 
-// list appends the posting list of gram (indexes into the id table, ascending) to dst;
-// ok is false when the segment lacks the gram.
-func (sg segment) list(gram uint32, dst []uint32) ([]uint32, bool) {
+// plist is a posting list found in a segment, still encoded.
+type plist struct {
+	p []byte
+	k uint // Rice parameter (format 2)
+}
+
+// find returns the encoded posting list of gram; ok is false when the segment lacks it.
+func (sg segment) find(gram uint32) (plist, bool) {
 	if sg.format == segFormat2 {
-		return sg.list2(gram, dst)
+		p, k, ok := sg.find2(gram)
+		return plist{p, k}, ok
 	}
 	p := sg.posting(gram)
-	if p == nil {
+	return plist{p: p}, p != nil
+}
+
+// decode appends the list's indexes (into the id table, ascending) to dst.
+func (sg segment) decode(l plist, dst []uint32) []uint32 {
+	if sg.format == segFormat2 {
+		return decodeRice(l.p, l.k, dst)
+	}
+	return decodePosting(l.p, dst)
+}
+
+// list appends the posting list of gram to dst; ok is false when the segment lacks it.
+func (sg segment) list(gram uint32, dst []uint32) ([]uint32, bool) {
+	l, ok := sg.find(gram)
+	if !ok {
 		return dst, false
 	}
-	return decodePosting(p, dst), true
+	return sg.decode(l, dst), true
 }
 
 // posting returns the encoded posting list of tri in a format-1 segment, nil when the
@@ -406,30 +426,34 @@ func needleTrigrams(n string) []uint32 {
 	return slices.Compact(out)
 }
 
-// match returns the indexes (into the id table) of the segment's sessions that have
-// every clause of the plan.
+// match returns the indexes (into the id table) of the segment's sessions that may have
+// every clause of the plan. A needle's lists are looked up first (a gram the segment
+// lacks ends the needle without decoding any), then decoded shortest first; once a few
+// candidates remain, long lists are left undecoded: confirmation on the record is
+// cheaper than decoding them.
 func (sg segment) match(plan ixPlan, scratch []uint32) []uint32 {
 	var res []uint32
+	var lists []plist
 	for ci, clause := range plan {
 		var u []uint32
+	needles:
 		for _, tris := range clause {
-			var got []uint32
-			for ti, tri := range tris {
-				var ok bool
-				if ti == 0 {
-					if got, ok = sg.list(tri, nil); !ok {
-						got = nil
-						break
-					}
-					continue
+			lists = lists[:0]
+			for _, tri := range tris {
+				l, ok := sg.find(tri)
+				if !ok {
+					continue needles
 				}
-				if scratch, ok = sg.list(tri, scratch[:0]); !ok {
-					got = nil
+				lists = append(lists, l)
+			}
+			slices.SortFunc(lists, func(a, b plist) int { return len(a.p) - len(b.p) })
+			got := sg.decode(lists[0], nil)
+			for _, l := range lists[1:] {
+				if len(got) == 0 || len(got) <= fewCandidates && len(l.p) > longList {
 					break
 				}
-				if got = intersect(got, scratch); len(got) == 0 {
-					break
-				}
+				scratch = sg.decode(l, scratch[:0])
+				got = intersect(got, scratch)
 			}
 			if len(got) > 0 {
 				u = union(u, got)
@@ -446,6 +470,13 @@ func (sg segment) match(plan ixPlan, scratch []uint32) []uint32 {
 	}
 	return res
 }
+
+// match stops narrowing a needle's candidates once at most fewCandidates remain and the
+// next list is longer than longList bytes.
+const (
+	fewCandidates = 4
+	longList      = 64
+)
 
 // ixSegHeader is a segment's entry in ixsegs: lowest and highest session id, sessions,
 // text bytes indexed.

@@ -196,9 +196,9 @@ func openSegment2(p []byte) (segment, error) {
 		dir: p[sk : sk+dirLen], post: p[sk+dirLen:]}, nil
 }
 
-// list2 appends the decoded posting list of gram to dst; ok is false when the segment
-// lacks the gram (or its directory is damaged).
-func (sg segment) list2(gram uint32, dst []uint32) ([]uint32, bool) {
+// find2 returns the encoded posting list of gram and its Rice parameter; ok is false
+// when the segment lacks the gram (or its directory is damaged).
+func (sg segment) find2(gram uint32) (p []byte, k uint, ok bool) {
 	nskip := len(sg.skip) / skipEntry
 	// The last block whose first gram is ≤ gram.
 	lo, hi := 0, nskip
@@ -211,38 +211,38 @@ func (sg segment) list2(gram uint32, dst []uint32) ([]uint32, bool) {
 		}
 	}
 	if lo == 0 {
-		return dst, false
+		return nil, 0, false
 	}
 	e := sg.skip[skipEntry*(lo-1):]
 	g := binary.LittleEndian.Uint32(e)
 	d, post := int(binary.LittleEndian.Uint32(e[4:])), int(binary.LittleEndian.Uint32(e[8:]))
 	if d > len(sg.dir) || post > len(sg.post) {
-		return dst, false
+		return nil, 0, false
 	}
 	dir := sg.dir[d:]
 	count := min(skipEvery, sg.ngrams-skipEvery*(lo-1))
 	for i := 0; i < count; i++ {
 		delta, k1 := binary.Uvarint(dir)
 		if k1 <= 0 {
-			return dst, false
+			return nil, 0, false
 		}
 		lk, k2 := binary.Uvarint(dir[k1:])
 		if k2 <= 0 {
-			return dst, false
+			return nil, 0, false
 		}
 		dir = dir[k1+k2:]
 		g += uint32(delta)
 		size := int(lk >> 4)
 		if size > len(sg.post)-post {
-			return dst, false
+			return nil, 0, false
 		}
 		switch {
 		case g == gram:
-			return decodeRice(sg.post[post:post+size], uint(lk&15), dst), true
+			return sg.post[post : post+size], uint(lk & 15), true
 		case g > gram:
-			return dst, false
+			return nil, 0, false
 		}
 		post += size
 	}
-	return dst, false
+	return nil, 0, false
 }
