@@ -233,14 +233,10 @@ func openSegment(blob []byte) (segment, error) {
 	if len(blob) < 1 || blob[0] != segFormat {
 		return segment{}, errBadSegment
 	}
-	p := blob[1:]
 	var v [3]uint64
-	for i := range v {
-		x, k := binary.Uvarint(p)
-		if k <= 0 {
-			return segment{}, errBadSegment
-		}
-		v[i], p = x, p[k:]
+	p, ok := uvarints(blob[1:], v[:])
+	if !ok {
+		return segment{}, errBadSegment
 	}
 	n, ntri, idLen := v[0], v[1], v[2]
 	if idLen > uint64(len(p)) || ntri > uint64(len(p)) || ntri*dirEntry > uint64(len(p))-idLen {
@@ -271,6 +267,18 @@ func (sg segment) decode(l plist, dst []uint32) []uint32 {
 		return decodeRice(l.p, l.k, dst)
 	}
 	return decodePosting(l.p, dst)
+}
+
+// uvarints reads len(v) uvarints from p into v and returns the rest of p.
+func uvarints(p []byte, v []uint64) ([]byte, bool) {
+	for i := range v {
+		x, k := binary.Uvarint(p)
+		if k <= 0 {
+			return nil, false
+		}
+		v[i], p = x, p[k:]
+	}
+	return p, true
 }
 
 // list appends the posting list of gram to dst; ok is false when the segment lacks it.

@@ -178,12 +178,9 @@ func (b *ixBuilder) encodeSegment2(idTab []byte) []byte {
 // openSegment2 decodes the header of a format-2 blob (after its format byte).
 func openSegment2(p []byte) (segment, error) {
 	var v [5]uint64
-	for i := range v {
-		x, k := binary.Uvarint(p)
-		if k <= 0 {
-			return segment{}, errBadSegment
-		}
-		v[i], p = x, p[k:]
+	p, ok := uvarints(p, v[:])
+	if !ok {
+		return segment{}, errBadSegment
 	}
 	n, ngrams, idLen, dirLen, nskip := v[0], v[1], v[2], v[3], v[4]
 	rest := uint64(len(p))

@@ -21,14 +21,7 @@ import (
 //	‖ postings: per trigram, uvarint deltas of ascending indexes into the id table (+1)
 func (b *ixBuilder) encodeSegmentV1() (blob []byte, lo, hi session.ID) {
 	b.sortPairs()
-	var idTab []byte
-	prev := int64(0)
-	lo, hi = b.ids[0], b.ids[0]
-	for _, id := range b.ids {
-		idTab = binary.AppendVarint(idTab, int64(id)-prev)
-		prev = int64(id)
-		lo, hi = min(lo, id), max(hi, id)
-	}
+	idTab, lo, hi := b.idTable()
 	ntri := 0
 	for i := range b.pairs {
 		if i == 0 || b.pairs[i]>>32 != b.pairs[i-1]>>32 {
