@@ -29,7 +29,8 @@ import (
 //	INSPECTOR_INDEX_BENCH_N=1000000 INSPECTOR_INDEX_BENCH_MAXKB=8 go test ./store -run '^$' -bench BenchmarkBodyIndex -benchtime 5x -timeout 1h
 //	INSPECTOR_INDEX_BENCH_INGEST_SECS=60 go test ./store -run '^$' -bench BenchmarkIndexIngestPaced -benchtime 1x
 //
-// See docs/perf.md for the figures.
+// INSPECTOR_INDEX_BENCH_FORMAT=1 writes format-1 segments (as files from before format 2
+// hold them) for a before/after. See docs/perf.md for the figures.
 
 type benchBody struct {
 	data []byte
