@@ -7,7 +7,9 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -27,7 +29,8 @@ import (
 //	INSPECTOR_INDEX_BENCH_N=1000000 INSPECTOR_INDEX_BENCH_MAXKB=8 go test ./store -run '^$' -bench BenchmarkBodyIndex -benchtime 5x -timeout 1h
 //	INSPECTOR_INDEX_BENCH_INGEST_SECS=60 go test ./store -run '^$' -bench BenchmarkIndexIngestPaced -benchtime 1x
 //
-// See docs/perf.md for the figures.
+// INSPECTOR_INDEX_BENCH_FORMAT=1 writes format-1 segments (as files from before format 2
+// hold them) for a before/after. See docs/perf.md for the figures.
 
 type benchBody struct {
 	data []byte
@@ -169,6 +172,10 @@ func BenchmarkBodyIndex(b *testing.B) {
 		dir = d
 	}
 	path := filepath.Join(dir, "sessions.db")
+	if os.Getenv("INSPECTOR_INDEX_BENCH_FORMAT") == "1" { // segments as stores before format 2 hold them
+		ixEncode = (*ixBuilder).encodeSegmentV1
+		defer func() { ixEncode = (*ixBuilder).encodeSegment }()
+	}
 	s, err := Open(path, Options{MaxSessions: n + 1, MaxBytes: 1 << 50, QueueSize: 4096})
 	if err != nil {
 		b.Fatal(err)
@@ -214,6 +221,31 @@ func BenchmarkBodyIndex(b *testing.B) {
 	b.Logf("index: %d segments, %d MB (%.1f%% of the %d MB of text indexed, %.1f%% of the %d MB of bodies stored); %d sessions pending; file %d MB",
 		segs, ixBytes>>20, 100*float64(ixBytes)/float64(text), text>>20, 100*float64(ixBytes)/float64(bodyBytes), bodyBytes>>20, pend, st.FileSize>>20)
 	b.ReportMetric(100*float64(ixBytes)/float64(text), "index%text")
+
+	// The store side of the window's start: anonymous RSS after a fresh open, the newest
+	// page and one body search (the build's memory returned to the OS first).
+	if err := s.Close(); err != nil {
+		b.Fatal(err)
+	}
+	debug.FreeOSMemory()
+	before := procStatus("RssAnon")
+	t0 := time.Now()
+	if s, err = Open(path, Options{MaxSessions: n + 1, MaxBytes: 1 << 50, QueueSize: 4096}); err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	newest, err := s.List(Query{Newest: true, Limit: 100})
+	if err != nil || len(newest) != 100 {
+		b.Fatalf("newest page: %d, %v", len(newest), err)
+	}
+	opened := time.Since(t0)
+	hits, err := s.List(Query{Filter: filter.MustParse("body:tk" + benchToken(newest[50].ID)), Newest: true, Limit: 100})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("reopen + newest 100 rows %v, then one body search (%d hits) %v; RssAnon %d MB before the open, %d MB after; VmHWM %d MB",
+		opened.Round(time.Microsecond), len(hits), (time.Since(t0) - opened).Round(time.Microsecond), before>>10, procStatus("RssAnon")>>10, procStatus("VmHWM")>>10)
+	b.ReportMetric(float64(procStatus("RssAnon")>>10), "rss-anon-MB")
 
 	mid := session.ID(n / 2)
 	// A session with an identity body, so the rare body token is there.
@@ -303,11 +335,26 @@ func BenchmarkIndexIngestPaced(b *testing.B) {
 		}
 		took := time.Since(start)
 		st := s.Stats()
-		b.Logf("%d sessions in %v (%.0f/s, %.1f MB/s of bodies): dropped %d, bodies dropped %d; index %d segments",
-			put, took.Round(time.Millisecond), float64(put)/took.Seconds(), float64(bodies)/1e6/took.Seconds(), st.Dropped, st.BodiesDropped, st.Index.Segments)
+		b.Logf("%d sessions in %v (%.0f/s, %.1f MB/s of bodies): dropped %d, bodies dropped %d, bodies via the overflow file %d; index %d segments",
+			put, took.Round(time.Millisecond), float64(put)/took.Seconds(), float64(bodies)/1e6/took.Seconds(), st.Dropped, st.BodiesDropped, st.Overflowed, st.Index.Segments)
 		b.ReportMetric(float64(st.Dropped), "dropped")
 		b.ReportMetric(float64(st.BodiesDropped), "bodies-dropped")
 		b.ReportMetric(float64(put)/took.Seconds(), "sessions/s")
 		s.Close()
 	}
+}
+
+// procStatus is a field of /proc/self/status in KiB (0 where there is none).
+func procStatus(field string) int64 {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
+			n, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return n
+		}
+	}
+	return 0
 }

@@ -41,7 +41,7 @@
 //	├── ixsegs                       uint64 segment number → lowest id, highest id, sessions, text
 //	│                                bytes of one body index segment
 //	├── ixdata                       uint64 segment number → the segment: an inverted list gram →
-//	│                                sessions (index.go; not counted in MaxBytes)
+//	│                                sessions (index.go, segment2.go; not counted in MaxBytes)
 //	└── ixpending                    id → the session's grams: committed sessions not yet in a
 //	                                 segment (empty value: grams unknown)
 //
@@ -64,9 +64,15 @@
 // Put never blocks: the engine calls it from its observer callback, which returns at once
 // (the engine's Observer contract), so the store never slows traffic down. When the queue
 // is full the session is dropped and counted (Stats.Dropped), never silently. Queued
-// sessions hold at most Options.QueueBytes of bodies (64 MiB): beyond that Put queues the
-// session without its bodies (marked truncated, counted in Stats.BodiesDropped), so memory
-// stays bounded when the disk falls behind. The file is always synced on commit (never
+// sessions hold at most Options.QueueBytes of bodies in memory (64 MiB): beyond that Put
+// appends the session's bodies to the overflow file sessions.db.overflow (one write into
+// the page cache, no wait for the writer; counted in Stats.Overflowed) and queues the
+// session without them; the writer reads them back as it takes the session into a batch,
+// and the file is emptied whenever every parked body is back (overflow.go). Only beyond
+// Options.OverflowBytes (1 GiB) of parked bodies does Put queue the session without its
+// bodies (marked truncated, counted in Stats.BodiesDropped), so memory and disk stay
+// bounded when the disk or the CPU falls behind. The overflow file is a queue, not a
+// store: a crash loses it with the queue, and a writable Open removes it. The file is always synced on commit (never
 // NoSync), so after a crash (kill -9, power loss) every session committed before it is
 // there; at most the batch being collected is lost. Frames queued (PutFrames) before their
 // session is committed are written in the session's transaction.
@@ -81,7 +87,11 @@
 // puts them under its id in ixpending in the same transaction, and, once about 8 MiB of
 // text or 8192 sessions are gathered (or the store closes), writes them as one immutable
 // segment and deletes their pending keys, in one transaction: the index is written once,
-// appended, never read-modified-written. A kill -9 leaves the pending keys; Open gathers
+// appended, never read-modified-written. Segments are format 2 (segment2.go): posting
+// lists Rice-coded (about a bit per session for a gram every session has) behind a
+// delta-coded directory with a skip table; format-1 segments (8-byte directory entries,
+// varint gaps) of earlier files are read as they are until retention or compact replaces
+// them. A kill -9 leaves the pending keys; Open gathers
 // them again. Searches test pending sessions by their stored grams. Deleted or replaced
 // sessions keep postings in old segments (confirmation drops them); retention drops a
 // segment once all its sessions are evicted; Clear empties the index; Compact rebuilds it

@@ -159,15 +159,19 @@ func (b *ixBuilder) add(id session.ID, ss *session.Session) {
 	b.touch = b.touch[:0]
 }
 
-// encodeSegment writes the builder's sessions as a segment blob:
-//
-//	byte format (1) ‖ uvarint n ids ‖ uvarint n trigrams ‖ uvarint length of the id table
-//	‖ id table: n zig-zag varint deltas (ids in the order added)
-//	‖ directory: per gram, ascending, uint32 LE gram ‖ uint32 LE end of its postings
-//	‖ postings: per trigram, uvarint deltas of ascending indexes into the id table (+1)
+// ixEncode encodes a segment (a variable: tests and benchmarks write format-1 segments,
+// as stores written before format 2 hold them).
+var ixEncode = (*ixBuilder).encodeSegment
+
+// encodeSegment writes the builder's sessions as a segment blob (format 2, segment2.go).
 func (b *ixBuilder) encodeSegment() (blob []byte, lo, hi session.ID) {
 	b.sortPairs()
-	var idTab []byte
+	idTab, lo, hi := b.idTable()
+	return b.encodeSegment2(idTab), lo, hi
+}
+
+// idTable encodes the builder's ids as zig-zag varint deltas, with the lowest and highest.
+func (b *ixBuilder) idTable() (idTab []byte, lo, hi session.ID) {
 	prev := int64(0)
 	lo, hi = b.ids[0], b.ids[0]
 	for _, id := range b.ids {
@@ -175,38 +179,7 @@ func (b *ixBuilder) encodeSegment() (blob []byte, lo, hi session.ID) {
 		prev = int64(id)
 		lo, hi = min(lo, id), max(hi, id)
 	}
-	ntri := 0
-	for i := range b.pairs {
-		if i == 0 || b.pairs[i]>>32 != b.pairs[i-1]>>32 {
-			ntri++
-		}
-	}
-	blob = make([]byte, 0, 16+len(idTab)+dirEntry*ntri+len(b.pairs)*2)
-	blob = append(blob, segFormat)
-	blob = binary.AppendUvarint(blob, uint64(len(b.ids)))
-	blob = binary.AppendUvarint(blob, uint64(ntri))
-	blob = binary.AppendUvarint(blob, uint64(len(idTab)))
-	blob = append(blob, idTab...)
-	dir := len(blob)
-	blob = blob[:dir+dirEntry*ntri]
-	post := len(blob)
-	j := 0
-	last := int64(-1)
-	for i, p := range b.pairs {
-		tri, local := uint32(p>>32), int64(uint32(p))
-		if i == 0 || tri != uint32(b.pairs[i-1]>>32) {
-			last = -1
-		}
-		blob = binary.AppendUvarint(blob, uint64(local-last))
-		last = local
-		if i == len(b.pairs)-1 || uint32(b.pairs[i+1]>>32) != tri {
-			e := blob[dir+dirEntry*j:]
-			binary.LittleEndian.PutUint32(e, tri)
-			binary.LittleEndian.PutUint32(e[4:], uint32(len(blob)-post))
-			j++
-		}
-	}
-	return blob, lo, hi
+	return idTab, lo, hi
 }
 
 // sortPairs sorts the pairs by gram, and by session within a gram: pairs are added session
@@ -242,35 +215,83 @@ func (b *ixBuilder) sortPairs() {
 
 // segment is a decoded view of a segment blob (no copy: valid during its transaction).
 type segment struct {
-	n    int
-	ids  []byte // id table
-	dir  []byte
-	post []byte
+	format byte
+	n      int
+	ngrams int    // format 2
+	ids    []byte // id table
+	skip   []byte // format 2: the directory's skip table
+	dir    []byte
+	post   []byte
 }
 
 var errBadSegment = errors.New("malformed index segment")
 
 func openSegment(blob []byte) (segment, error) {
+	if len(blob) >= 1 && blob[0] == segFormat2 {
+		return openSegment2(blob[1:])
+	}
 	if len(blob) < 1 || blob[0] != segFormat {
 		return segment{}, errBadSegment
 	}
-	p := blob[1:]
 	var v [3]uint64
-	for i := range v {
-		x, k := binary.Uvarint(p)
-		if k <= 0 {
-			return segment{}, errBadSegment
-		}
-		v[i], p = x, p[k:]
+	p, ok := uvarints(blob[1:], v[:])
+	if !ok {
+		return segment{}, errBadSegment
 	}
 	n, ntri, idLen := v[0], v[1], v[2]
 	if idLen > uint64(len(p)) || ntri > uint64(len(p)) || ntri*dirEntry > uint64(len(p))-idLen {
 		return segment{}, errBadSegment
 	}
-	return segment{n: int(n), ids: p[:idLen], dir: p[idLen : idLen+dirEntry*ntri], post: p[idLen+dirEntry*ntri:]}, nil
+	return segment{format: segFormat, n: int(n), ids: p[:idLen], dir: p[idLen : idLen+dirEntry*ntri], post: p[idLen+dirEntry*ntri:]}, nil
 }
 
-// posting returns the encoded posting list of tri, nil when the segment lacks it.
+// plist is a posting list found in a segment, still encoded.
+type plist struct {
+	p []byte
+	k uint // Rice parameter (format 2)
+}
+
+// find returns the encoded posting list of gram; ok is false when the segment lacks it.
+func (sg segment) find(gram uint32) (plist, bool) {
+	if sg.format == segFormat2 {
+		p, k, ok := sg.find2(gram)
+		return plist{p, k}, ok
+	}
+	p := sg.posting(gram)
+	return plist{p: p}, p != nil
+}
+
+// decode appends the list's indexes (into the id table, ascending) to dst.
+func (sg segment) decode(l plist, dst []uint32) []uint32 {
+	if sg.format == segFormat2 {
+		return decodeRice(l.p, l.k, dst)
+	}
+	return decodePosting(l.p, dst)
+}
+
+// uvarints reads len(v) uvarints from p into v and returns the rest of p.
+func uvarints(p []byte, v []uint64) ([]byte, bool) {
+	for i := range v {
+		x, k := binary.Uvarint(p)
+		if k <= 0 {
+			return nil, false
+		}
+		v[i], p = x, p[k:]
+	}
+	return p, true
+}
+
+// list appends the posting list of gram to dst; ok is false when the segment lacks it.
+func (sg segment) list(gram uint32, dst []uint32) ([]uint32, bool) {
+	l, ok := sg.find(gram)
+	if !ok {
+		return dst, false
+	}
+	return sg.decode(l, dst), true
+}
+
+// posting returns the encoded posting list of tri in a format-1 segment, nil when the
+// segment lacks it.
 func (sg segment) posting(tri uint32) []byte {
 	n := len(sg.dir) / dirEntry
 	lo, hi := 0, n
@@ -413,28 +434,34 @@ func needleTrigrams(n string) []uint32 {
 	return slices.Compact(out)
 }
 
-// match returns the indexes (into the id table) of the segment's sessions that have
-// every clause of the plan.
+// match returns the indexes (into the id table) of the segment's sessions that may have
+// every clause of the plan. A needle's lists are looked up first (a gram the segment
+// lacks ends the needle without decoding any), then decoded shortest first; once a few
+// candidates remain, long lists are left undecoded: confirmation on the record is
+// cheaper than decoding them.
 func (sg segment) match(plan ixPlan, scratch []uint32) []uint32 {
 	var res []uint32
+	var lists []plist
 	for ci, clause := range plan {
 		var u []uint32
+	needles:
 		for _, tris := range clause {
-			var got []uint32
-			for ti, tri := range tris {
-				p := sg.posting(tri)
-				if p == nil {
-					got = nil
+			lists = lists[:0]
+			for _, tri := range tris {
+				l, ok := sg.find(tri)
+				if !ok {
+					continue needles
+				}
+				lists = append(lists, l)
+			}
+			slices.SortFunc(lists, func(a, b plist) int { return len(a.p) - len(b.p) })
+			got := sg.decode(lists[0], nil)
+			for _, l := range lists[1:] {
+				if len(got) == 0 || len(got) <= fewCandidates && len(l.p) > longList {
 					break
 				}
-				if ti == 0 {
-					got = decodePosting(p, nil)
-					continue
-				}
-				scratch = decodePosting(p, scratch[:0])
-				if got = intersect(got, scratch); len(got) == 0 {
-					break
-				}
+				scratch = sg.decode(l, scratch[:0])
+				got = intersect(got, scratch)
 			}
 			if len(got) > 0 {
 				u = union(u, got)
@@ -451,6 +478,13 @@ func (sg segment) match(plan ixPlan, scratch []uint32) []uint32 {
 	}
 	return res
 }
+
+// match stops narrowing a needle's candidates once at most fewCandidates remain and the
+// next list is longer than longList bytes.
+const (
+	fewCandidates = 4
+	longList      = 64
+)
 
 // ixSegHeader is a segment's entry in ixsegs: lowest and highest session id, sessions,
 // text bytes indexed.
@@ -470,7 +504,7 @@ func writeSegment(tx *bolt.Tx, b *ixBuilder) error {
 	meta := tx.Bucket(bMeta)
 	segs, data, pending := tx.Bucket(bIxSegs), tx.Bucket(bIxData), tx.Bucket(bIxPending)
 	seq := u64(meta.Get(kIxSeq)) + 1
-	blob, lo, hi := b.encodeSegment()
+	blob, lo, hi := ixEncode(b)
 	segs.FillPercent, data.FillPercent = 1, 1
 	key := u64Bytes(seq)
 	if err := data.Put(key, blob); err != nil {

@@ -23,6 +23,9 @@ func (s *Store) takeOne(t *testing.T) *session.Session {
 	select {
 	case it := <-s.queue:
 		s.queuedBytes.Add(-it.bytes)
+		if it.park.ok && s.ovf.unpark(it.s, it.park) {
+			s.bodiesDropped.Add(1)
+		}
 		return it.s
 	default:
 		t.Fatal("nothing queued")

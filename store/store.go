@@ -63,11 +63,16 @@ type Options struct {
 	LockTimeout time.Duration
 	// QueueSize is the capacity of Put's queue; default 16384 sessions.
 	QueueSize int
-	// QueueBytes bounds the body bytes held by queued sessions; default 64 MiB. When the
-	// writer falls behind by more, Put (which never waits) keeps the session but drops its
-	// captured bodies (marked truncated, counted in Stats.BodiesDropped), so memory stays
-	// bounded and a slow or stuck disk never stalls traffic.
+	// QueueBytes bounds the body bytes held in memory by queued sessions; default 64 MiB.
+	// When the writer falls behind by more, Put (which never waits) parks the bodies in the
+	// overflow file, and beyond OverflowBytes keeps the session but drops its captured
+	// bodies (marked truncated, counted in Stats.BodiesDropped), so memory stays bounded
+	// and a slow or stuck disk never stalls traffic.
 	QueueBytes int64
+	// OverflowBytes bounds the overflow file (OverflowPath): bodies of sessions queued
+	// beyond QueueBytes wait there for the writer instead of being dropped; default 1 GiB,
+	// negative: no overflow file (such bodies are dropped at once).
+	OverflowBytes int64
 }
 
 // Query selects a page of summaries.
@@ -91,6 +96,9 @@ type Stats struct {
 	// BodiesDropped counts sessions stored without their captured bodies because the
 	// queue held more than Options.QueueBytes of bodies (the disk fell behind).
 	BodiesDropped uint64 `json:"bodies_dropped"`
+	// Overflowed counts sessions whose bodies waited in the overflow file because the
+	// queue held Options.QueueBytes of bodies (none of them lost unless counted above).
+	Overflowed uint64 `json:"overflowed"`
 	// Missing counts ids skipped by an earlier crash ("N sessions may be missing"; doc.go).
 	Missing uint64 `json:"missing"`
 	// LastError is the error of the failing commits ("" when none, and again once a commit
@@ -116,6 +124,7 @@ const (
 	defaultLockTimeout = 2 * time.Second
 	defaultQueueSize   = 16384
 	defaultQueueBytes  = 64 << 20
+	defaultOverflow    = 1 << 30
 
 	idBlock  = 4096 // ids reserved ahead on disk
 	maxBatch = 2048 // sessions per transaction
@@ -152,6 +161,7 @@ type Store struct {
 	// queuedBytes is the body bytes of queued sessions, bounded by Options.QueueBytes.
 	queuedBytes   atomic.Int64
 	bodiesDropped atomic.Uint64
+	ovf           overflow // bodies beyond QueueBytes (overflow.go)
 	// nudgeLen is the queue length at which Put wakes the writer early.
 	nudgeLen int
 	done     chan struct{} // closed when the writer exits
@@ -185,7 +195,8 @@ type Store struct {
 
 type item struct {
 	s     *session.Session
-	bytes int64 // body bytes of s, counted in Store.queuedBytes
+	bytes int64  // body bytes of s, counted in Store.queuedBytes
+	park  parked // where s's bodies wait in the overflow file (park.ok)
 	flush chan error
 	stop  bool
 }
@@ -209,6 +220,9 @@ func Open(path string, opts Options) (*Store, error) {
 	}
 	if opts.QueueBytes <= 0 {
 		opts.QueueBytes = defaultQueueBytes
+	}
+	if opts.OverflowBytes == 0 {
+		opts.OverflowBytes = defaultOverflow
 	}
 	s, err := open(path, opts)
 	if err != nil && errors.Is(err, ErrCorrupt) && opts.MoveAsideCorrupt && !opts.ReadOnly {
@@ -306,6 +320,11 @@ func open(path string, opts Options) (*Store, error) {
 			db.Close()
 			return nil, fmt.Errorf("removing a stale compact copy: %w", err)
 		}
+		if err := removeOverflow(OverflowPath(path)); err != nil {
+			db.Close()
+			return nil, err
+		}
+		s.ovf = overflow{path: OverflowPath(path), limit: opts.OverflowBytes}
 		s.queue = make(chan item, opts.QueueSize)
 		s.kick = make(chan struct{}, 1)
 		s.nudge = make(chan struct{}, 1)
@@ -507,6 +526,7 @@ func (s *Store) Close() error {
 	s.nudgeWriter()
 	err := <-ch
 	<-s.done
+	s.ovf.close()
 	s.frames.close()
 	if cerr := s.closeDB(); cerr != nil && s.broken.Load() == nil {
 		err = errors.Join(err, cerr)
@@ -618,8 +638,10 @@ func (s *Store) setErr(err error) {
 // Put queues a completed session for writing. It never blocks (the engine calls it from
 // its observer callback, which must return at once): when the queue is full the session
 // is dropped and counted in Stats.Dropped, and Put returns false; when queued sessions
-// already hold Options.QueueBytes of bodies, the session is queued without its bodies
-// (marked truncated, counted in Stats.BodiesDropped). The session must
+// already hold Options.QueueBytes of bodies, the session's bodies wait in the overflow
+// file (overflow.go: one write into the page cache, no wait for the writer), and only
+// when that is full too is the session queued without its bodies (marked truncated,
+// counted in Stats.BodiesDropped). The session must
 // be complete and is never modified by the store. A nil session, an id of 0, a closed or
 // read-only store also give false (not counted as dropped). Putting an id that is
 // already stored replaces it.
@@ -633,18 +655,26 @@ func (s *Store) Put(ss *session.Session) bool {
 		return false
 	}
 	n := int64(bodyBytes(ss))
+	var pk parked
 	if n > 0 && !s.reserveBytes(n) {
-		ss, n = withoutBodies(ss), 0
-		s.bodiesDropped.Add(1)
+		if cp, p, ok := s.ovf.park(ss); ok {
+			ss, n, pk = cp, 0, p
+		} else {
+			ss, n = withoutBodies(ss), 0
+			s.bodiesDropped.Add(1)
+		}
 	}
 	select {
-	case s.queue <- item{s: ss, bytes: n}:
+	case s.queue <- item{s: ss, bytes: n, park: pk}:
 		if len(s.queue) >= s.nudgeLen || n >= nudgeBodyBytes {
 			s.nudgeWriter()
 		}
 		return true
 	default:
 		s.queuedBytes.Add(-n)
+		if pk.ok {
+			s.ovf.release()
+		}
 		s.dropped.Add(1)
 		removeSpills([]*session.Session{ss})
 		s.healthFailed(errQueueFull, 1, 0)
@@ -677,6 +707,7 @@ func (s *Store) Stats() Stats {
 		Bytes:         s.bytes.Load(),
 		Dropped:       s.dropped.Load(),
 		BodiesDropped: s.bodiesDropped.Load(),
+		Overflowed:    s.ovf.overflowed(),
 		Missing:       s.missing,
 		MovedAside:    s.movedAside,
 	}

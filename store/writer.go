@@ -43,6 +43,9 @@ func (s *Store) writer() {
 		switch {
 		case it.s != nil:
 			s.queuedBytes.Add(-it.bytes)
+			if it.park.ok && s.ovf.unpark(it.s, it.park) {
+				s.bodiesDropped.Add(1) // the overflow file could not be read back
+			}
 			batch = append(batch, it.s)
 			batchBytes += len(it.s.Request.Body.Data)
 			if it.s.Response != nil {
