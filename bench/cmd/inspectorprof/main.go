@@ -6,6 +6,9 @@
 package main
 
 import (
+	// As in the binary: http2xconnect=1 before golang.org/x/net/http2 initialises.
+	_ "appenv"
+
 	"bufio"
 	"context"
 	"crypto/x509"
