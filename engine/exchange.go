@@ -24,6 +24,7 @@ import (
 type exchange struct {
 	e       *Engine
 	s       *session.Session
+	peek    *peekEntry // Peek's view of s from the response head on (peek.go)
 	info    *connInfo
 	target  string // upstream authority (host:port) for decrypted tunnels
 	scheme  string

@@ -129,7 +129,11 @@ type fuzzProxy struct {
 	begun  map[string]int // "METHOD path" of begun sessions not yet seen at the origin
 }
 
-func startFuzzProxy(f *testing.F) *fuzzProxy {
+func startFuzzProxy(f *testing.F) *fuzzProxy { return startFuzzProxyCA(f, nil) }
+
+// startFuzzProxyCA is startFuzzProxy with a CA: tunnels are decrypted, and plain HTTP
+// inside them is served by the MITM server (the lighter HTTP/1.1 path).
+func startFuzzProxyCA(f *testing.F, ca *rootca.CA) *fuzzProxy {
 	fp := &fuzzProxy{begun: map[string]int{}}
 	var err error
 	fp.origin, err = net.Listen("tcp", "127.0.0.1:0")
@@ -178,7 +182,7 @@ func startFuzzProxy(f *testing.F) *fuzzProxy {
 			}()
 		}
 	}()
-	fp.e, err = New(Config{Listen: "127.0.0.1:0", HeaderTimeout: 2 * time.Second, ResponseTimeout: 2 * time.Second})
+	fp.e, err = New(Config{Listen: "127.0.0.1:0", CA: ca, HeaderTimeout: 2 * time.Second, ResponseTimeout: 2 * time.Second})
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -198,13 +202,16 @@ func startFuzzProxy(f *testing.F) *fuzzProxy {
 	// Counted by a request hook, which runs on the exchange before anything goes upstream
 	// (observers are told asynchronously, possibly after the origin has the request).
 	fp.e.AddRequestHook(RequestHookFunc(func(_ context.Context, fl *Flow) error {
-		u, err := url.Parse(fl.Session.Request.URL)
-		if err != nil {
-			return nil
-		}
-		path := u.Path
-		if path == "" {
-			path = "/" // what the transport sends for an empty path
+		path := "*" // asterisk-form: inside a tunnel the session's URL ("http://host*") does not parse
+		if fl.Request.URL.Path != "*" {
+			u, err := url.Parse(fl.Session.Request.URL)
+			if err != nil {
+				return nil
+			}
+			path = u.Path
+			if path == "" {
+				path = "/" // what the transport sends for an empty path
+			}
 		}
 		fp.mu.Lock()
 		fp.begun[fl.Session.Request.Method+" "+path]++
@@ -259,6 +266,40 @@ func FuzzHTTP1Proxy(f *testing.F) {
 		out := fp.exchange(t, raw)
 		if len(out) > 0 && !bytes.HasPrefix(out, []byte("HTTP/1.")) {
 			t.Fatalf("the proxy answered with non-HTTP bytes: %.80q", out)
+		}
+		fp.check(t)
+	})
+}
+
+// FuzzHTTP1Tunnel is FuzzHTTP1Proxy inside a CONNECT tunnel to the origin, where plain
+// HTTP/1.1 is served by the MITM server and bodiless requests take the lighter path on
+// the client connection's own origin connection: the same rules hold.
+func FuzzHTTP1Tunnel(f *testing.F) {
+	ca, err := rootca.Load(filepath.Join(f.TempDir(), "ca"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	fp := startFuzzProxyCA(f, ca)
+	for _, s := range framingSeeds {
+		f.Add([]byte(s))
+		f.Add([]byte(strings.Replace(s, "http://{A}", "", 1))) // origin-form, as in a tunnel
+	}
+	f.Add([]byte("GET /a HTTP/1.1\r\nHost: a\r\n\r\nHEAD /b HTTP/1.1\r\nHost: a\r\n\r\nGET /c HTTP/1.1\r\nHost: a\r\n\r\n"))
+	addr := fp.origin.Addr().String()
+	connect := "CONNECT " + addr + " HTTP/1.1\r\nHost: " + addr + "\r\n\r\n"
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		raw = bytes.ReplaceAll(raw, []byte("{A}"), []byte(addr))
+		if !looksLikeHTTP(bufio.NewReader(bytes.NewReader(raw))) {
+			t.Skip("not HTTP: the tunnel relays it opaquely, as it must")
+		}
+		out := fp.exchange(t, append([]byte(connect), raw...))
+		resp, err := http.ReadResponse(bufio.NewReader(bytes.NewReader(out)), nil)
+		if err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("CONNECT: %v %.80q", err, out)
+		}
+		_, rest, _ := bytes.Cut(out, []byte("\r\n\r\n"))
+		if len(rest) > 0 && !bytes.HasPrefix(rest, []byte("HTTP/1.")) {
+			t.Fatalf("the proxy answered with non-HTTP bytes in the tunnel: %.80q", rest)
 		}
 		fp.check(t)
 	})

@@ -17,6 +17,7 @@ import (
 
 	"golang.org/x/net/http2"
 
+	"inspector/engine/internal/upstream"
 	"inspector/engine/session"
 )
 
@@ -54,6 +55,10 @@ type connInfo struct {
 
 	tlsOnce sync.Once
 	tls     *session.TLSInfo
+
+	// pin is the connection's own origin connection on the lighter HTTP/1.1 path
+	// (exchange.pinned), closed with the client connection.
+	pin upstream.Pinned
 }
 
 // tlsInfo returns the connection's TLS record, built once and shared (immutable) by the
@@ -170,6 +175,7 @@ func (e *Engine) countConn(c net.Conn, st http.ConnState) {
 		e.openConns.Add(1)
 	case http.StateClosed, http.StateHijacked:
 		e.openConns.Add(-1)
+		infoOf(c).pin.Close()
 	}
 }
 

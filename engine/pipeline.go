@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"inspector/engine/internal/upstream"
 	"inspector/engine/session"
 )
 
@@ -46,6 +47,7 @@ func (e *Engine) serveExchange(w http.ResponseWriter, r *http.Request) {
 
 	defer func() {
 		p := recover()
+		x.peek.freeze() // from here the session changes again
 		if p != nil && p != http.ErrAbortHandler {
 			x.fail(session.PhaseResponse, session.SideProxy, nil, fmt.Sprintf("internal error: %v", p))
 		}
@@ -310,7 +312,7 @@ func (x *exchange) rewrite(pr *httputil.ProxyRequest) {
 // reporting to the exchange's trace, and the response head is recorded and its body
 // captured here, before the proxy strips the hop-by-hop headers.
 func (x *exchange) RoundTrip(req *http.Request) (*http.Response, error) {
-	resp, reason, err := x.e.up.RoundTrip(req, &x.tr, mirrorsH1(req))
+	resp, reason, err := x.e.up.RoundTrip(req, &x.tr, mirrorsH1(req), x.pinned(req))
 	if err != nil || x.s == nil {
 		return resp, err
 	}
@@ -329,6 +331,16 @@ func (x *exchange) RoundTrip(req *http.Request) (*http.Response, error) {
 	x.captureResponse(resp)
 	x.cw.hold = true // a body failing before its first byte gets a 502 (answerBrokenBody)
 	return resp, nil
+}
+
+// pinned is the client connection's own origin connection for the lighter HTTP/1.1 path
+// (upstream.Pinned): HTTP/1.1 client connections the MITM server serves (inside a tunnel,
+// or in reverse mode), whose end closes it (countConn). Other requests share the pool.
+func (x *exchange) pinned(req *http.Request) *upstream.Pinned {
+	if req.ProtoMajor != 1 || x.info.framing == nil || x.info.target == "" {
+		return nil
+	}
+	return &x.info.pin
 }
 
 // modifyResponse is the reverse proxy's: the response stages, then EventUpdate.

@@ -61,9 +61,12 @@ type Upstream struct {
 	altSvc          altSvcCache
 	// secureTLS and laxTLS are the TLS settings of secure and lax, for the h3 pool.
 	secureTLS, laxTLS *tls.Config
-	closer            []func()
-	ids               uint64
-	idMu              sync.Mutex
+	// h1TLS are the TLS settings offering only http/1.1 (verifying, lax) of the pinned
+	// HTTP/1.1 path (h1.go); nil in the modes that do not send HTTP/1.1 over TLS.
+	h1TLS  [2]*tls.Config
+	closer []func()
+	ids    uint64
+	idMu   sync.Mutex
 }
 
 // ErrReserved is returned when a request would reach the proxy's own addresses.
@@ -98,9 +101,13 @@ func New(cfg Config) (*Upstream, error) {
 	if u.lax, err = u.newTLSTransport(roots, true); err != nil {
 		return nil, err
 	}
-	if cfg.Proto == "auto" {
+	switch cfg.Proto {
+	case "auto":
 		u.secureH1 = u.newH1Transport(roots, false)
 		u.laxH1 = u.newH1Transport(roots, true)
+		u.h1TLS = [2]*tls.Config{u.secureH1.(*http.Transport).TLSClientConfig, u.laxH1.(*http.Transport).TLSClientConfig}
+	case "h1":
+		u.h1TLS = [2]*tls.Config{u.secure.(*http.Transport).TLSClientConfig, u.lax.(*http.Transport).TLSClientConfig}
 	}
 	u.plain = u.baseTransport()
 	u.closer = append(u.closer, u.plain.CloseIdleConnections)
@@ -296,10 +303,14 @@ type ConnTrace interface {
 // forces it, or in auto mode once the origin advertised h3 with Alt-Svc (falling back to
 // TCP when QUIC cannot connect).
 // mirrorH1 asks auto mode to send the request over HTTP/1.1 because its client spoke
-// HTTP/1.1, so the origin sees what it would have seen without the proxy.
-func (u *Upstream) RoundTrip(req *http.Request, tr ConnTrace, mirrorH1 bool) (resp *http.Response, reason string, err error) {
+// HTTP/1.1, so the origin sees what it would have seen without the proxy. pin, when not
+// nil, is the client connection's own origin connection (h1.go): a request that goes over
+// HTTP/1.1 and may take the lighter path runs on it instead of the Transport's pool.
+func (u *Upstream) RoundTrip(req *http.Request, tr ConnTrace, mirrorH1 bool, pin *Pinned) (resp *http.Response, reason string, err error) {
 	var rt http.RoundTripper = u.plain
 	var authority string
+	insecure := false
+	h1 := true // the request goes over HTTP/1.1 if it goes over TCP
 	mode := u.cfg.Proto
 	if (mode == "h3" || mode == "auto") && req.Header.Get("Upgrade") != "" {
 		// HTTP/3 cannot carry an HTTP/1.1 Upgrade (WebSocket): such requests go over TCP.
@@ -308,7 +319,8 @@ func (u *Upstream) RoundTrip(req *http.Request, tr ConnTrace, mirrorH1 bool) (re
 	if req.URL.Scheme == "https" {
 		rt = u.secure
 		tlsConf := u.secureTLS
-		insecure := u.cfg.Insecure(req.URL.Hostname())
+		insecure = u.cfg.Insecure(req.URL.Hostname())
+		h1 = u.cfg.Proto == "h1" || (mirrorH1 && u.secureH1 != nil)
 		if insecure {
 			rt, tlsConf = u.lax, u.laxTLS
 		}
@@ -346,7 +358,21 @@ func (u *Upstream) RoundTrip(req *http.Request, tr ConnTrace, mirrorH1 bool) (re
 		}
 	}
 	if resp == nil {
-		if resp, err = rt.RoundTrip(req); err != nil {
+		pinned := false
+		if pin != nil && h1 && pinnable(req) {
+			hostport := authority
+			if hostport == "" {
+				hostport = req.URL.Host
+				if req.URL.Port() == "" {
+					hostport = net.JoinHostPort(req.URL.Hostname(), "80")
+				}
+			}
+			resp, pinned, err = u.roundTripPinned(pin, req, insecure, hostport)
+		}
+		if !pinned {
+			resp, err = rt.RoundTrip(req)
+		}
+		if err != nil {
 			return nil, "", err
 		}
 		if mode == "auto" && authority != "" {
