@@ -3,6 +3,13 @@
 // client in auto mode), HTTP/3 over QUIC (quic-go's http3, one connection per origin),
 // and the Alt-Svc cache that moves auto mode to HTTP/3 and back to TCP when QUIC fails.
 //
+// The lighter HTTP/1.1 path (h1.go): a caller that serves one request at a time per
+// client connection hands RoundTrip that connection's Pinned, and bodiless GET, HEAD,
+// OPTIONS and TRACE requests that go over HTTP/1.1 then run on the Pinned's own origin
+// connection, written and read on the caller's goroutine, with the Transport's header
+// checks, response-head cap, 1xx handling, ResponseTimeout and retry of a kept-alive
+// connection the origin closed while idle. Everything else uses the Transports' pools.
+//
 // Contract:
 //   - It knows nothing of sessions or exchanges. What it learns about a round trip goes
 //     to the request context's httptrace.ClientTrace (DNS, connect, TLS, GotConn for TCP
@@ -14,5 +21,6 @@
 //   - Certificates are verified with Config.Roots unless Config.Insecure says otherwise
 //     for the host; addresses Config.Reserved names are never dialed (ErrReserved),
 //     checked before and after name resolution.
-//   - It is safe for concurrent use; Close closes idle connections.
+//   - It is safe for concurrent use; Close closes idle pooled connections (a Pinned's
+//     connection is closed by Pinned.Close, when its client connection ends).
 package upstream
