@@ -93,7 +93,7 @@ h2spec:
 	INSPECTOR_H2SPEC=$(CURDIR)/bin/h2spec $(GO) test -count=1 -run '^TestH2Spec$$' -v ./engine/
 
 # Every fuzz target briefly (seeds in the code and in testdata/fuzz always run as tests).
-ENGINE_FUZZ := FuzzBodyFramer FuzzCheckHead FuzzHTTP1Proxy FuzzConnectTarget FuzzWSParser FuzzH2FrameTap \
+ENGINE_FUZZ := FuzzBodyFramer FuzzCheckHead FuzzHTTP1Proxy FuzzHTTP1Tunnel FuzzConnectTarget FuzzWSParser FuzzH2FrameTap \
                FuzzParseAltSvcH3
 CODEGEN_FUZZ := FuzzCurl FuzzWget FuzzHTTPie FuzzPowerShell FuzzFetch FuzzNode FuzzPython FuzzHTTPX \
                FuzzGo FuzzJava FuzzCSharp FuzzPHP FuzzRust
