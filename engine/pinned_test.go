@@ -318,3 +318,61 @@ func TestPinnedAndPooledRequestsMix(t *testing.T) {
 		}
 	}
 }
+
+// An origin that sends something while its connection is idle (here an unsolicited 408,
+// in the same segment as the response before it, then closes) never answers the next
+// request: that connection is not used again.
+func TestPinnedUnsolicitedBytesRetireTheConnection(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	var conns atomic.Int64
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			n := conns.Add(1)
+			go func() {
+				defer c.Close()
+				br := bufio.NewReader(c)
+				for {
+					req, err := http.ReadRequest(br)
+					if err != nil {
+						return
+					}
+					body := fmt.Sprintf("conn %d %s", n, req.URL.Path)
+					resp := fmt.Sprintf("HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+					if n == 1 {
+						resp += "HTTP/1.1 408 Request Timeout\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+						c.Write([]byte(resp))
+						return
+					}
+					c.Write([]byte(resp))
+				}
+			}()
+		}
+	}()
+	p := et.StartProxy(t, nil)
+	addr := ln.Addr().String()
+	conn, br := p.Tunnel(t, addr, nil)
+	for i, want := range []string{"conn 1 /a", "conn 2 /b", "conn 2 /c"} {
+		path := want[len(want)-2:]
+		fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: %s\r\n\r\n", path, addr)
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatalf("request %d: %v", i, err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || string(b) != want {
+			t.Fatalf("request %d: %d %q, want %q", i, resp.StatusCode, b, want)
+		}
+		if s := p.Next(t); s.Error != nil || s.Response.Status != 200 {
+			t.Fatalf("request %d session: %+v", i, s.Error)
+		}
+	}
+}

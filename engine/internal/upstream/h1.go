@@ -82,14 +82,16 @@ func (p *Pinned) give(c *h1Conn) {
 
 // h1Conn is an origin connection of a Pinned.
 type h1Conn struct {
-	key  string   // scheme, authority and verification mode it was dialed for
-	conn net.Conn // *tls.Conn over a *trackedConn, or the *trackedConn itself
-	raw  *trackedConn
-	lr   headLimitReader
-	br   *bufio.Reader
-	bw   *bufio.Writer
-	tls  *tls.ConnectionState
-	used bool
+	// scheme, authority and insecure are what it was dialed for.
+	scheme, authority string
+	insecure          bool
+	conn              net.Conn // *tls.Conn over a *trackedConn, or the *trackedConn itself
+	raw               *trackedConn
+	lr                headLimitReader
+	br                *bufio.Reader
+	bw                *bufio.Writer
+	tls               *tls.ConnectionState
+	used              bool
 
 	mu       sync.Mutex
 	canceled bool // the round trip's context ended: the deadline stays in the past
@@ -187,18 +189,14 @@ func (u *Upstream) roundTripPinned(p *Pinned, req *http.Request, insecure bool, 
 		p.give(c)
 		return nil, true, err
 	}
-	key := req.URL.Scheme + " " + authority
-	if insecure {
-		key += " insecure"
-	}
-	if c != nil && (c.key != key || c.stale()) {
+	if c != nil && (c.scheme != req.URL.Scheme || c.authority != authority || c.insecure != insecure || c.stale()) {
 		c.conn.Close()
 		c = nil
 	}
 	ctx := req.Context()
 	for attempt := 0; ; attempt++ {
 		if c == nil {
-			if c, err = u.dialH1(ctx, req, key, authority, insecure); err != nil {
+			if c, err = u.dialH1(ctx, req, authority, insecure); err != nil {
 				p.give(nil)
 				return nil, true, err
 			}
@@ -234,13 +232,13 @@ func (r retryable) Unwrap() error { return r.err }
 
 // dialH1 connects to authority for req (TLS offering only http/1.1 for https), reporting
 // the TLS handshake to the context's trace (DNS and connect come from net's own trace).
-func (u *Upstream) dialH1(ctx context.Context, req *http.Request, key, authority string, insecure bool) (*h1Conn, error) {
+func (u *Upstream) dialH1(ctx context.Context, req *http.Request, authority string, insecure bool) (*h1Conn, error) {
 	nc, err := u.DialContext(ctx, "tcp", authority)
 	if err != nil {
 		return nil, err
 	}
 	raw := nc.(*trackedConn)
-	c := &h1Conn{key: key, conn: raw, raw: raw}
+	c := &h1Conn{scheme: req.URL.Scheme, authority: authority, insecure: insecure, conn: raw, raw: raw}
 	if req.URL.Scheme == "https" {
 		cfg := u.h1TLS[0]
 		if insecure {
