@@ -206,3 +206,43 @@ func TestHostTreeGroupsByDomain(t *testing.T) {
 		t.Fatalf("all hosts: %d rows", u.model.Len())
 	}
 }
+
+// At start the window holds the newest startRows rows at once; the rest of the held rows
+// arrive off the UI goroutine and are merged with what came in meanwhile, then the older
+// sessions are paged. A reload before they arrive wins over them.
+func TestStartShowsTheNewestRowsFirst(t *testing.T) {
+	const n, held = 6000, 4000
+	st := bigStore(t, n)
+	u, posts := pagedUI(t, st, held)
+	if u.model.Len() != startRows {
+		t.Fatalf("at start the list shows %d rows, want the newest %d", u.model.Len(), startRows)
+	}
+	if r := u.model.At(u.model.Len() - 1); r.ID != session.ID(n) {
+		t.Fatalf("the last row at start is %d, want the newest session %d", r.ID, n)
+	}
+	// A session that arrives before the rest of the held rows stays.
+	live := session.Summary{ID: n + 1, Method: "GET", Host: "live.example", Status: 200}
+	u.changed(u.model.Upsert([]session.Summary{live}))
+	runPosts(posts, func() bool { return u.model.Total() > startRows+1 })
+	if got := u.model.Total(); got != held {
+		t.Fatalf("held %d rows after the rest arrived, want %d (the newest, the live one among them)", got, held)
+	}
+	if r, ok := u.model.Get(n + 1); !ok || r.Host != "live.example" {
+		t.Fatal("the session that arrived meanwhile was dropped")
+	}
+	runPosts(posts, func() bool { return u.model.Stored() != nil })
+	if u.model.Len() != n+1 {
+		t.Fatalf("list has %d rows, want every stored session and the live one (%d)", u.model.Len(), n+1)
+	}
+
+	// A reload before the held rows arrive: their late merge is dropped.
+	u2, posts2 := pagedUI(t, st, held)
+	u2.Reload()
+	want := u2.model.Total()
+	f := <-posts2 // the start's late rows (or the reload's page index): run every post
+	f()
+	runPosts(posts2, func() bool { return u2.model.Stored() != nil })
+	if u2.model.Total() != want || want != held {
+		t.Fatalf("after a reload the window holds %d rows (reload gave %d), want %d", u2.model.Total(), want, held)
+	}
+}

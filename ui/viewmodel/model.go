@@ -203,6 +203,15 @@ func (m *Model) SortBy(c Column, desc bool) Change {
 // Sort returns the current sort column and direction.
 func (m *Model) Sort() (Column, bool) { return m.sortCol, m.desc }
 
+// Held returns a copy of every held row, in ID order.
+func (m *Model) Held() []session.Summary {
+	out := make([]session.Summary, len(m.order))
+	for i, r := range m.order {
+		out[i] = *r
+	}
+	return out
+}
+
 // Replace drops every row and loads rows (in any order; duplicates keep the last). It is
 // the resync path: rows from the store followed by the engine's in-flight ones.
 func (m *Model) Replace(rows []session.Summary) Change {
