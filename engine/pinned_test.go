@@ -13,6 +13,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"inspector/engine"
 	et "inspector/engine/enginetest"
@@ -374,5 +375,34 @@ func TestPinnedUnsolicitedBytesRetireTheConnection(t *testing.T) {
 		if s := p.Next(t); s.Error != nil || s.Response.Status != 200 {
 			t.Fatalf("request %d session: %+v", i, s.Error)
 		}
+	}
+}
+
+// When a client connection ends, its origin connection is kept for the next client
+// connection to that origin (a tunnel per request costs no new origin handshake).
+func TestPinnedConnectionOutlivesItsClient(t *testing.T) {
+	o, counted := startCountedOrigin(t, nil)
+	p := et.StartProxy(t, nil, o)
+	c := p.Client(t, et.ClientH1)
+	tr := c.Transport.(*http.Transport)
+	var ids []uint64
+	for i := range 4 {
+		if r, _ := doReq(t, c, "GET", o.URL+"/echo"); r.StatusCode != 200 {
+			t.Fatalf("request %d: %d", i, r.StatusCode)
+		}
+		s := p.Next(t)
+		if i > 0 && !s.Upstream.Reused {
+			t.Fatalf("request %d on a new client connection dialed the origin again", i)
+		}
+		ids = append(ids, s.Upstream.ConnID)
+		tr.CloseIdleConnections() // the next request comes on a new tunnel
+		// The proxy hands the origin connection on when it sees the client's close.
+		deadline := time.Now().Add(10 * time.Second)
+		for p.Stats().Connections > 0 && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond) // polling a condition, bounded above
+		}
+	}
+	if n := counted.n.Load(); n != 1 {
+		t.Fatalf("origin accepted %d connections for 4 tunnels one after another, want 1 (ids %v)", n, ids)
 	}
 }

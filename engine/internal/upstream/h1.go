@@ -41,28 +41,31 @@ type Pinned struct {
 	busy   bool
 	closed bool
 	idle   *h1Conn
+	pool   *h1Pool // the upstream's, set by the first round trip
 }
 
-// Close closes the held connection; later round trips go through the Transport.
+// Close ends p with its client connection: the origin connection it holds goes to the
+// upstream's idle pool (the next client connection to that origin starts with it, as
+// net/http's pool would have it), and later round trips on p go through the Transport.
 func (p *Pinned) Close() {
 	p.mu.Lock()
-	c := p.idle
+	c, pool := p.idle, p.pool
 	p.idle, p.closed = nil, true
 	p.mu.Unlock()
 	if c != nil {
-		c.conn.Close()
+		pool.put(c)
 	}
 }
 
 // take marks p busy and returns its idle connection (nil: dial one); ok is false when p
 // cannot serve (closed or busy).
-func (p *Pinned) take() (c *h1Conn, ok bool) {
+func (p *Pinned) take(pool *h1Pool) (c *h1Conn, ok bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed || p.busy {
 		return nil, false
 	}
-	p.busy = true
+	p.busy, p.pool = true, pool
 	c, p.idle = p.idle, nil
 	return c, true
 }
@@ -73,7 +76,7 @@ func (p *Pinned) give(c *h1Conn) {
 	p.busy = false
 	if p.closed && c != nil {
 		p.mu.Unlock()
-		c.conn.Close()
+		p.pool.put(c)
 		return
 	}
 	p.idle = c
@@ -92,6 +95,7 @@ type h1Conn struct {
 	bw                *bufio.Writer
 	tls               *tls.ConnectionState
 	used              bool
+	expire            *time.Timer // while in the idle pool
 
 	mu       sync.Mutex
 	canceled bool // the round trip's context ended: the deadline stays in the past
@@ -181,7 +185,7 @@ func validRequest(req *http.Request) error {
 // roundTripPinned runs req on p's connection (dialing one when p holds none, or one for
 // another origin). ok is false when p could not take it: the caller uses the Transport.
 func (u *Upstream) roundTripPinned(p *Pinned, req *http.Request, insecure bool, authority string) (resp *http.Response, ok bool, err error) {
-	c, ok := p.take()
+	c, ok := p.take(&u.idle)
 	if !ok {
 		return nil, false, nil
 	}
@@ -189,9 +193,16 @@ func (u *Upstream) roundTripPinned(p *Pinned, req *http.Request, insecure bool, 
 		p.give(c)
 		return nil, true, err
 	}
-	if c != nil && (c.scheme != req.URL.Scheme || c.authority != authority || c.insecure != insecure || c.stale()) {
+	if c != nil && (c.scheme != req.URL.Scheme || c.authority != authority || c.insecure != insecure) {
+		u.idle.put(c) // another origin's (a hook or rule moved the request)
+		c = nil
+	}
+	if c != nil && c.stale() {
 		c.conn.Close()
 		c = nil
+	}
+	if c == nil {
+		c = u.idle.get(req.URL.Scheme, authority, insecure)
 	}
 	ctx := req.Context()
 	for attempt := 0; ; attempt++ {
@@ -394,4 +405,101 @@ func (b *pinnedBody) finish(whole bool) {
 	b.c.conn.Close() // first: closing a body net/http did not read to its end drains it
 	_ = b.rc.Close()
 	b.p.give(nil)
+}
+
+// h1Pool keeps the origin connections of ended client connections for the next ones
+// (bounded like net/http's idle pool: per origin and in all, closed after IdleTimeout).
+type h1Pool struct {
+	mu    sync.Mutex
+	conns map[h1Key][]*h1Conn
+	n     int
+	shut  bool
+}
+
+type h1Key struct {
+	scheme, authority string
+	insecure          bool
+}
+
+const (
+	h1IdlePerHost = 64
+	h1IdleMax     = 1024
+	h1IdleTimeout = 90 * time.Second
+)
+
+// put keeps c for reuse, or closes it when the pool is full or shut.
+func (p *h1Pool) put(c *h1Conn) {
+	if p == nil {
+		c.conn.Close()
+		return
+	}
+	k := h1Key{c.scheme, c.authority, c.insecure}
+	p.mu.Lock()
+	if p.shut || p.n >= h1IdleMax || len(p.conns[k]) >= h1IdlePerHost {
+		p.mu.Unlock()
+		c.conn.Close()
+		return
+	}
+	if p.conns == nil {
+		p.conns = map[h1Key][]*h1Conn{}
+	}
+	p.conns[k] = append(p.conns[k], c)
+	p.n++
+	c.expire = time.AfterFunc(h1IdleTimeout, func() {
+		if p.remove(k, c) {
+			c.conn.Close()
+		}
+	})
+	p.mu.Unlock()
+}
+
+// remove takes c out of the pool; false when somebody took it first.
+func (p *h1Pool) remove(k h1Key, c *h1Conn) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	l := p.conns[k]
+	for i, e := range l {
+		if e == c {
+			p.conns[k] = append(l[:i], l[i+1:]...)
+			p.n--
+			return true
+		}
+	}
+	return false
+}
+
+// get returns the most recently kept live connection to the origin, nil when none.
+func (p *h1Pool) get(scheme, authority string, insecure bool) *h1Conn {
+	k := h1Key{scheme, authority, insecure}
+	for {
+		p.mu.Lock()
+		l := p.conns[k]
+		if len(l) == 0 {
+			p.mu.Unlock()
+			return nil
+		}
+		c := l[len(l)-1]
+		p.conns[k] = l[:len(l)-1]
+		p.n--
+		p.mu.Unlock()
+		c.expire.Stop()
+		if !c.stale() {
+			return c
+		}
+		c.conn.Close()
+	}
+}
+
+// close closes every kept connection; later ones are closed when put.
+func (p *h1Pool) close() {
+	p.mu.Lock()
+	all := p.conns
+	p.conns, p.n, p.shut = nil, 0, true
+	p.mu.Unlock()
+	for _, l := range all {
+		for _, c := range l {
+			c.expire.Stop()
+			c.conn.Close()
+		}
+	}
 }

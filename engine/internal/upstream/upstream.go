@@ -64,6 +64,7 @@ type Upstream struct {
 	// h1TLS are the TLS settings offering only http/1.1 (verifying, lax) of the pinned
 	// HTTP/1.1 path (h1.go); nil in the modes that do not send HTTP/1.1 over TLS.
 	h1TLS  [2]*tls.Config
+	idle   h1Pool // origin connections of ended pinned client connections
 	closer []func()
 	ids    uint64
 	idMu   sync.Mutex
@@ -112,7 +113,7 @@ func New(cfg Config) (*Upstream, error) {
 	u.plain = u.baseTransport()
 	u.closer = append(u.closer, u.plain.CloseIdleConnections)
 	u.h3 = newH3Pool(u)
-	u.closer = append(u.closer, u.h3.close)
+	u.closer = append(u.closer, u.h3.close, u.idle.close)
 	return u, nil
 }
 
