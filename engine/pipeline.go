@@ -27,7 +27,9 @@ import (
 //	requestBody      Request hooks on the buffered body (only when one is registered)
 //	send             the request as it goes upstream is recorded
 //	forward          the reverse proxy: rewrite → RoundTrip (transport choice, trace,
-//	                 response head recorded and captured) → modifyResponse
+//	                 response head recorded and captured; an HTTP/1.1 client connection's
+//	                 bodiless requests run on its own origin connection, upstream.Pinned)
+//	                 → modifyResponse
 //	                 (responseHeaders, responseBody, EventUpdate) → body relayed;
 //	                 handleError when there is no response
 //	complete         (deferred) delivered or not, Error hooks, EventComplete, Done hooks
