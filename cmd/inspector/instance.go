@@ -110,14 +110,19 @@ func runInstance(args []string) error {
 		// "listening on" line must not finish a session before anyone listens.
 		sub = inst.engine.Subscribe(4096, engine.EventComplete)
 	}
+	// Signals are caught from before the address is announced: one sent as soon as a
+	// script sees "listening on" still gets the clean-up below.
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sig)
 	fmt.Fprintf(stdout, "listening on %s\n", inst.engine.Addr())
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- inst.engine.Serve() }()
 
 	if f.headless {
-		err = inst.runHeadless(sub, serveErr)
+		err = inst.runHeadless(sub, serveErr, sig)
 	} else {
-		err = runWindow(inst)
+		err = runWindow(inst, sig)
 	}
 	return errors.Join(err, inst.shutdown())
 }
@@ -279,11 +284,9 @@ func (inst *instance) shutdown() error {
 	return errors.Join(errs...)
 }
 
-// runHeadless prints one line per completed session from sub until SIGINT/SIGTERM.
-func (inst *instance) runHeadless(sub *engine.Subscription, serveErr <-chan error) error {
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	defer signal.Stop(sig)
+// runHeadless prints one line per completed session from sub until a signal on sig
+// (SIGINT, SIGTERM, SIGHUP).
+func (inst *instance) runHeadless(sub *engine.Subscription, serveErr <-chan error, sig <-chan os.Signal) error {
 	defer sub.Close()
 	health, stopHealth := inst.store.WatchHealth()
 	defer stopHealth()

@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/signal"
 	"path/filepath"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -24,7 +24,7 @@ const appID = "io.github.inspector.app"
 
 // runWindow runs the desktop window on inst until the window closes (or SIGINT/SIGTERM).
 // It is the only place that creates the Fyne app. The caller shuts inst down afterwards.
-func runWindow(inst *instance) error {
+func runWindow(inst *instance, sig <-chan os.Signal) error {
 	a := app.NewWithID(appID)
 	a.SetIcon(assets.Icon)
 	w := a.NewWindow("Inspector")
@@ -45,14 +45,32 @@ func runWindow(inst *instance) error {
 	defer cancel()
 	u.Start(ctx)
 
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sig)
+	// Fyne's driver quits on SIGINT and SIGTERM itself once its loop runs; calling Quit
+	// as well raced it and panicked in GLFW after the loop had ended, skipping the
+	// instance's clean-up (system proxy restored, store closed). Here: SIGHUP, which Fyne
+	// leaves alone, and a SIGINT or SIGTERM that comes before Fyne's loop started (sig is
+// notified from before the address was announced).
+	var started, early atomic.Bool
+	a.Lifecycle().SetOnStarted(func() {
+		started.Store(true)
+		if early.Load() {
+			go fyne.Do(a.Quit) // queued: OnStarted runs on the loop, before it takes work
+		}
+	})
 	go func() {
-		select {
-		case <-sig:
-			fyne.Do(a.Quit)
-		case <-ctx.Done():
+		for {
+			select {
+			case s := <-sig:
+				switch {
+				case s == syscall.SIGHUP:
+					fyne.Do(a.Quit)
+					return
+				case !started.Load():
+					early.Store(true)
+				}
+			case <-ctx.Done():
+				return
+			}
 		}
 	}()
 
