@@ -49,7 +49,7 @@ func runWindow(inst *instance, sig <-chan os.Signal) error {
 	// as well raced it and panicked in GLFW after the loop had ended, skipping the
 	// instance's clean-up (system proxy restored, store closed). Here: SIGHUP, which Fyne
 	// leaves alone, and a SIGINT or SIGTERM that comes before Fyne's loop started (sig is
-// notified from before the address was announced).
+	// notified from before the address was announced).
 	var started, early atomic.Bool
 	a.Lifecycle().SetOnStarted(func() {
 		started.Store(true)
