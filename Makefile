@@ -21,7 +21,7 @@ APT_PKGS  += dbus-daemon
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps build run headless test test-core test-ui cross bench fuzz fuzz-short h2spec screenshots package package-tarxz clean \
+.PHONY: all deps build run headless test fmt-check test-core test-ui cross bench fuzz fuzz-short h2spec screenshots package package-tarxz clean \
         windows-deps windows-exe test-windows test-dialogs-windows test-windows-if-possible test-firefox package-deb package-windows
 
 all: build
@@ -66,7 +66,10 @@ cross:
 # the gate: in this session's CI runs it found a new input almost every run, which made the
 # gate's outcome a matter of chance. Run `make fuzz-short` before committing parser changes;
 # check in what it finds under testdata/fuzz.
-test: deps cross test-core test-ui h2spec test-windows-if-possible
+# gofmt first: a formatting slip fails in a second, not after the whole run.
+test: fmt-check deps cross test-core test-ui h2spec test-windows-if-possible
+
+fmt-check:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 
 # Go micro-benchmarks, then the side-by-side run (bench/, its own module): Inspector against
