@@ -53,7 +53,10 @@
 //
 // # Writing
 //
-// Put is non-blocking: it hands the completed, immutable session to a bounded queue. One
+// Put is non-blocking: it hands the completed, immutable session to a bounded queue. A
+// prep goroutine takes the queue in order, reads parked bodies back and finds each
+// session's grams for the body index (decoding its bodies), and hands the sessions to the
+// writer through a second queue of one batch, so that work runs beside the commits. One
 // writer goroutine commits many sessions per bbolt transaction (two Puts per session of
 // small bodies: record and summary), when a batch reaches
 // maxBatch sessions or maxBatchBytes, or ~100 ms after its first session, or at once when a
@@ -67,7 +70,7 @@
 // sessions hold at most Options.QueueBytes of bodies in memory (64 MiB): beyond that Put
 // appends the session's bodies to the overflow file sessions.db.overflow (one write into
 // the page cache, no wait for the writer; counted in Stats.Overflowed) and queues the
-// session without them; the writer reads them back as it takes the session into a batch,
+// session without them; the writer's prep stage reads them back as it takes the session,
 // and the file is emptied whenever every parked body is back (overflow.go). Only beyond
 // Options.OverflowBytes (1 GiB) of parked bodies does Put queue the session without its
 // bodies (marked truncated, counted in Stats.BodiesDropped), so memory and disk stay

@@ -103,8 +103,8 @@ type ixBuilder struct {
 	pairs []uint64 // gram<<32 | index into ids; one per distinct gram of a session
 	sortb []uint64 // radix sort buffer
 	text  int
-	seen  []uint64 // bit set of trigrams seen in the current session
-	touch []uint32 // trigrams set in seen, to clear it
+	gs    gramSet  // for add
+	gbuf  []uint32 // add's grams of one session
 
 	// flushed: a segment of the builder was written in the current write transaction;
 	// reset: Clear emptied the index in it. Applied when the transaction commits (settle).
@@ -124,26 +124,48 @@ func (b *ixBuilder) clear() {
 	}
 }
 
-// add gathers the trigrams of ss under id.
+// add gathers the grams of ss under id.
 func (b *ixBuilder) add(id session.ID, ss *session.Session) {
-	if b.seen == nil {
-		b.seen = make([]uint64, (gramSpace+63)/64)
-	}
+	var text int
+	b.gbuf, text = b.gs.of(ss, b.gbuf[:0])
+	b.addGrams(id, b.gbuf, text)
+}
+
+// addGrams gathers grams, the distinct grams of a session of text bytes, under id.
+func (b *ixBuilder) addGrams(id session.ID, grams []uint32, text int) {
 	local := uint64(len(b.ids))
 	b.ids = append(b.ids, id)
+	b.text += text
+	b.pairs = slices.Grow(b.pairs, len(grams))
+	for _, t := range grams {
+		b.pairs = append(b.pairs, uint64(t)<<32|local)
+	}
+}
+
+// gramSet finds the distinct grams of one session at a time.
+type gramSet struct {
+	seen []uint64 // bit set of the grams seen in the current session
+}
+
+// of appends the distinct grams of ss's text (filter.SessionText) to dst, in the order
+// first seen, and returns them with the number of text bytes.
+func (g *gramSet) of(ss *session.Session, dst []uint32) (grams []uint32, text int) {
+	if g.seen == nil {
+		g.seen = make([]uint64, (gramSpace+63)/64)
+	}
+	from := len(dst)
 	filter.SessionText(ss, func(p []byte) bool {
-		b.text += len(p)
+		text += len(p)
 		if len(p) < 3 {
 			return false
 		}
 		gram := func(t uint32) {
-			w, m := &b.seen[t>>6], uint64(1)<<(t&63)
+			w, m := &g.seen[t>>6], uint64(1)<<(t&63)
 			if *w&m != 0 {
 				return
 			}
 			*w |= m
-			b.touch = append(b.touch, t)
-			b.pairs = append(b.pairs, uint64(t)<<32|local)
+			dst = append(dst, t)
 		}
 		t := uint32(asciiLower[p[0]])<<8 | uint32(asciiLower[p[1]])
 		for _, c := range p[2:] {
@@ -153,10 +175,47 @@ func (b *ixBuilder) add(id session.ID, ss *session.Session) {
 		digitGrams(p, gram)
 		return false
 	})
-	for _, t := range b.touch {
-		b.seen[t>>6] = 0
+	for _, t := range dst[from:] {
+		g.seen[t>>6] = 0
 	}
-	b.touch = b.touch[:0]
+	return dst, text
+}
+
+// sessionGrams is what the writer's prep stage (writer.go) finds of a session before
+// the writer takes it: its distinct grams, its text bytes and its pending Bloom filter.
+type sessionGrams struct {
+	grams []uint32
+	text  int
+	bloom []byte
+}
+
+// gramsOf finds the grams of a session about to be committed (indexSource: spilled
+// bodies read back).
+func (g *gramSet) gramsOf(ss *session.Session) *sessionGrams {
+	grams, text := g.of(indexSource(ss), nil)
+	return &sessionGrams{grams: grams, text: text, bloom: appendBloom(nil, grams)}
+}
+
+// appendBloom appends the Bloom filter of grams (a session's ixpending value) to dst:
+// about a byte per gram, 3 probes: a few percent false positives, confirmed on the
+// record, so searches test pending sessions without loading them.
+func appendBloom(dst []byte, grams []uint32) []byte {
+	size := 8
+	for size < len(grams) {
+		size *= 2
+	}
+	from := len(dst)
+	dst = slices.Grow(dst, size)[:from+size]
+	v := dst[from:]
+	clear(v)
+	for _, t := range grams {
+		h := gramHash(t)
+		for k := 0; k < 3; k++ {
+			bit := (h >> (21 * k)) & uint64(size*8-1)
+			v[bit>>3] |= 1 << (bit & 7)
+		}
+	}
+	return dst
 }
 
 // ixEncode encodes a segment (a variable: tests and benchmarks write format-1 segments,
@@ -521,34 +580,27 @@ func writeSegment(tx *bolt.Tx, b *ixBuilder) error {
 	return meta.Put(kIxSeq, u64Bytes(seq))
 }
 
-// ixPut records a session just put: pending in the file, gathered by the builder.
-func ixPut(b *buckets, key []byte, ss *session.Session) error {
+// ixPut records a session just put: pending in the file, gathered by the builder. pre
+// is what the writer's prep stage found of ss (nil: found here).
+func ixPut(b *buckets, key []byte, ss *session.Session, pre *sessionGrams) error {
 	if b.pending == nil {
 		return nil
 	}
 	if b.ix == nil {
 		return b.pending.Put(key, nil) // grams unknown: searches confirm it on the record
 	}
+	if pre != nil {
+		b.ix.addGrams(ss.ID, pre.grams, pre.text)
+		return b.pending.Put(key, pre.bloom)
+	}
 	from := len(b.ix.pairs)
 	b.ix.add(ss.ID, indexSource(ss))
-	// The session's grams go with its pending key as a Bloom filter (about a byte per
-	// gram, 3 probes: a few percent false positives, confirmed on the record), so
-	// searches test pending sessions without loading them.
-	grams := b.ix.pairs[from:]
-	size := 8
-	for size < len(grams) {
-		size *= 2
+	// The session's grams go with its pending key as a Bloom filter.
+	b.ix.gbuf = b.ix.gbuf[:0]
+	for _, p := range b.ix.pairs[from:] {
+		b.ix.gbuf = append(b.ix.gbuf, uint32(p>>32))
 	}
-	v := b.hold(size)
-	clear(v)
-	for _, p := range grams {
-		h := gramHash(uint32(p >> 32))
-		for k := 0; k < 3; k++ {
-			bit := (h >> (21 * k)) & uint64(size*8-1)
-			v[bit>>3] |= 1 << (bit & 7)
-		}
-	}
-	return b.pending.Put(key, v)
+	return b.pending.Put(key, b.encode(func(dst []byte) []byte { return appendBloom(dst, b.ix.gbuf) }))
 }
 
 func gramHash(g uint32) uint64 {

@@ -156,8 +156,11 @@ type Store struct {
 	mu     sync.RWMutex // guards closed against Put/Flush
 	closed bool
 	queue  chan item
-	kick   chan struct{}
-	nudge  chan struct{} // wakes the writer within a batch (nudgeWriter)
+	// prepped is the prep stage's output: queued items in order, sessions with their
+	// bodies read back from the overflow file and their grams found (writer.go).
+	prepped chan item
+	kick    chan struct{}
+	nudge   chan struct{} // wakes the writer within a batch (nudgeWriter)
 	// queuedBytes is the body bytes of queued sessions, bounded by Options.QueueBytes.
 	queuedBytes   atomic.Int64
 	bodiesDropped atomic.Uint64
@@ -182,6 +185,8 @@ type Store struct {
 	arena, scratch []byte
 	certCache      certCache // writer goroutine only (certs.go)
 	framesBuf      [][]session.Frame
+	// pre is the grams of the sessions in the writer's batch (item.pre).
+	pre map[*session.Session]*sessionGrams
 
 	// ix gathers the body index's next segment (index.go); used inside write
 	// transactions only, under ixMu (writeTx).
@@ -199,6 +204,7 @@ type item struct {
 	park  parked // where s's bodies wait in the overflow file (park.ok)
 	flush chan error
 	stop  bool
+	pre   *sessionGrams // s's grams, found by the writer's prep stage
 }
 
 // Open opens or creates the store at path. A second writer on the same file gets
@@ -326,6 +332,8 @@ func open(path string, opts Options) (*Store, error) {
 		}
 		s.ovf = overflow{path: OverflowPath(path), limit: opts.OverflowBytes}
 		s.queue = make(chan item, opts.QueueSize)
+		s.prepped = make(chan item, prepLen)
+		s.pre = map[*session.Session]*sessionGrams{}
 		s.kick = make(chan struct{}, 1)
 		s.nudge = make(chan struct{}, 1)
 		s.nudgeLen = max(1, min(maxBatch, opts.QueueSize/4))
@@ -334,6 +342,7 @@ func open(path string, opts Options) (*Store, error) {
 			db.Close()
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
+		go s.prep()
 		go s.writer()
 	}
 	return s, nil

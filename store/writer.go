@@ -43,10 +43,10 @@ func (s *Store) writer() {
 		switch {
 		case it.s != nil:
 			s.queuedBytes.Add(-it.bytes)
-			if it.park.ok && s.ovf.unpark(it.s, it.park) {
-				s.bodiesDropped.Add(1) // the overflow file could not be read back
-			}
 			batch = append(batch, it.s)
+			if it.pre != nil {
+				s.pre[it.s] = it.pre
+			}
 			batchBytes += len(it.s.Request.Body.Data)
 			if it.s.Response != nil {
 				batchBytes += len(it.s.Response.Body.Data)
@@ -73,7 +73,7 @@ func (s *Store) writer() {
 	drain := func() bool {
 		for {
 			select {
-			case it := <-s.queue:
+			case it := <-s.prepped:
 				if !take(it) {
 					return false
 				}
@@ -85,7 +85,7 @@ func (s *Store) writer() {
 	for {
 		if len(batch) == 0 {
 			select {
-			case it := <-s.queue:
+			case it := <-s.prepped:
 				if !take(it) || !drain() {
 					return
 				}
@@ -110,6 +110,34 @@ func (s *Store) writer() {
 	}
 }
 
+// prepLen is the capacity of the prep stage's output (Store.prepped): enough for a batch,
+// so the writer takes a whole batch at once while the prep stage works on the next.
+const prepLen = maxBatch
+
+// prep is the writer's first stage, a goroutine of its own: it takes queued items in
+// order, reads parked bodies back from the overflow file, finds each session's grams for
+// the body index (decoding its bodies: the largest part of the writer's work), and hands
+// the items on to the writer, so that this work runs beside the writer's commits instead
+// of before them. It exits after handing on the stop item.
+func (s *Store) prep() {
+	var gs gramSet
+	for it := range s.queue {
+		if it.s != nil {
+			if it.park.ok && s.ovf.unpark(it.s, it.park) {
+				s.bodiesDropped.Add(1) // the overflow file could not be read back
+			}
+			it.pre = gs.gramsOf(it.s)
+		}
+		s.prepped <- it
+		if it.stop {
+			return
+		}
+		if it.flush != nil || it.bytes >= nudgeBodyBytes || len(s.prepped) >= prepLen/2 {
+			s.nudgeWriter()
+		}
+	}
+}
+
 // nudgeWriter wakes the writer before its batch delay is over. Never blocks.
 func (s *Store) nudgeWriter() {
 	select {
@@ -125,6 +153,8 @@ type buckets struct {
 	// without an index); ix gathers the trigrams of the sessions put (index.go).
 	pending *bolt.Bucket
 	ix      *ixBuilder
+	// pre is the grams of sessions found by the prep stage (Store.pre).
+	pre map[*session.Session]*sessionGrams
 
 	// certTbl is the certificate table of the record being written; certCh gathers the
 	// transaction's certificate reference changes, applied by finish (certs.go).
@@ -242,6 +272,7 @@ func (s *Store) commitBatch(batch []*session.Session, clean bool) error {
 		s.healthOK()
 	}
 	removeSpills(batch)
+	clear(s.pre)
 	clear(frames)
 	s.framesBuf = frames[:0]
 	return err
@@ -293,7 +324,7 @@ func (s *Store) commit(batch []*session.Session, frames [][]session.Frame, clean
 		b := txBuckets(tx)
 		b.arena, b.scratch = s.arena[:0], s.scratch
 		b.certTbl.cache = &s.certCache
-		b.ix = &s.ix
+		b.ix, b.pre = &s.ix, s.pre
 		defer func() { s.arena, s.scratch = b.arena, b.scratch }()
 		// Ids grow, so appends fill pages fully.
 		b.sums.FillPercent, b.sess.FillPercent, b.bodies.FillPercent = 1, 1, 1
@@ -477,7 +508,7 @@ func putSession(b *buckets, ss *session.Session) (int64, error) {
 	if err := b.sums.Put(key, rec); err != nil {
 		return 0, err
 	}
-	return stored, ixPut(b, key, ss)
+	return stored, ixPut(b, key, ss, b.pre[ss])
 }
 
 // putBody stores a body's captured bytes and, when the engine spilled the rest to a file
