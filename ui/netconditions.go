@@ -24,12 +24,13 @@ const (
 	netCustom = "Custom"
 )
 
-// netDialog is Capture ▸ Network conditions…: a preset, or custom bandwidth, latency and
-// hosts.
+// netDialog is Capture ▸ Network conditions…: a preset, or custom bandwidth, latency,
+// hosts and URL regular expressions.
 type netDialog struct {
 	u                        *UI
 	choice                   *widget.RadioGroup
 	down, up, latency, hosts *widget.Entry
+	urls                     *widget.Entry // one regular expression per line
 	current                  *widget.Label
 	d                        *dialog.CustomDialog
 }
@@ -40,7 +41,9 @@ func (u *UI) networkDialog() *netDialog {
 		return nil
 	}
 	n := &netDialog{u: u, down: widget.NewEntry(), up: widget.NewEntry(), latency: widget.NewEntry(), hosts: widget.NewEntry(),
-		current: widget.NewLabel("")}
+		urls: widget.NewMultiLineEntry(), current: widget.NewLabel("")}
+	n.urls.SetMinRowsVisible(2)
+	n.urls.SetPlaceHolder("URL regular expressions, one per line, e.g. /api/v2/ (empty: all)")
 	n.down.SetPlaceHolder("kbit/s, 0 = unlimited")
 	n.up.SetPlaceHolder("kbit/s, 0 = unlimited")
 	n.latency.SetPlaceHolder("ms added per request")
@@ -58,7 +61,7 @@ func (u *UI) networkDialog() *netDialog {
 	n.choice.Required = true
 	n.load(u.deps.Network.Profile())
 	form := widget.NewForm(widget.NewFormItem("Download", n.down), widget.NewFormItem("Upload", n.up),
-		widget.NewFormItem("Latency", n.latency), widget.NewFormItem("Hosts", n.hosts))
+		widget.NewFormItem("Latency", n.latency), widget.NewFormItem("Hosts", n.hosts), widget.NewFormItem("URLs", n.urls))
 	apply := widget.NewButton("Apply", func() {
 		if err := n.apply(); err != nil {
 			dialog.ShowError(err, u.win)
@@ -79,7 +82,7 @@ func (n *netDialog) load(p *netprofile.Profile) {
 	if p != nil {
 		sel = netCustom
 		for i, pr := range netprofile.Presets {
-			if pr.Name == p.Name && pr.DownKbps == p.DownKbps && pr.UpKbps == p.UpKbps && pr.LatencyMS == p.LatencyMS && pr.Offline == p.Offline && len(p.Hosts) == 0 {
+			if pr.Name == p.Name && pr.DownKbps == p.DownKbps && pr.UpKbps == p.UpKbps && pr.LatencyMS == p.LatencyMS && pr.Offline == p.Offline && len(p.Hosts) == 0 && len(p.URLs) == 0 {
 				sel = n.choice.Options[i+1]
 			}
 		}
@@ -87,13 +90,14 @@ func (n *netDialog) load(p *netprofile.Profile) {
 		n.up.SetText(strconv.FormatInt(p.UpKbps, 10))
 		n.latency.SetText(strconv.Itoa(p.LatencyMS))
 		n.hosts.SetText(strings.Join(p.Hosts, " "))
+		n.urls.SetText(strings.Join(p.URLs, "\n"))
 	}
 	n.choice.SetSelected(sel)
 	n.enableCustom(sel == netCustom)
 }
 
 func (n *netDialog) enableCustom(on bool) {
-	for _, e := range []*widget.Entry{n.down, n.up, n.latency, n.hosts} {
+	for _, e := range []*widget.Entry{n.down, n.up, n.latency, n.hosts, n.urls} {
 		if on {
 			e.Enable()
 		} else {
@@ -133,6 +137,11 @@ func (n *netDialog) profile() (*netprofile.Profile, error) {
 		}
 		p.LatencyMS = int(lat)
 		p.Hosts = strings.FieldsFunc(n.hosts.Text, func(r rune) bool { return r == ' ' || r == ',' })
+		for _, l := range strings.Split(n.urls.Text, "\n") {
+			if l = strings.TrimSpace(l); l != "" {
+				p.URLs = append(p.URLs, l)
+			}
+		}
 		if p.DownKbps == 0 && p.UpKbps == 0 && p.LatencyMS == 0 {
 			return nil, fmt.Errorf("a custom profile needs a download or upload limit or a latency")
 		}
@@ -173,8 +182,8 @@ func profileText(p *netprofile.Profile) string {
 	if d := p.String(); d != s && !p.Offline {
 		s += " (" + d + ")"
 	}
-	if len(p.Hosts) > 0 {
-		s += " for " + strings.Join(p.Hosts, ", ")
+	if scope := append(append([]string(nil), p.Hosts...), p.URLs...); len(scope) > 0 {
+		s += " for " + strings.Join(scope, ", ")
 	}
 	return s
 }

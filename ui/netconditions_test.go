@@ -68,10 +68,22 @@ func TestNetworkConditionsDialogSetsTheShaper(t *testing.T) {
 	if !strings.Contains(u.status.Text(), "for api.example.com, *.cdn.example") {
 		t.Fatalf("status = %q", u.status.Text())
 	}
+	// URL regular expressions, one per line; a bad one is refused and changes nothing.
+	n.urls.SetText("/api/v2/\n(")
+	if err := n.apply(); err == nil || !strings.Contains(err.Error(), "regular expression") || len(sh.Profile().URLs) != 0 {
+		t.Fatalf("bad URL expression: %v, profile %+v", err, sh.Profile())
+	}
+	n.urls.SetText("/api/v2/\n\n  \\.js$ ")
+	if err := n.apply(); err != nil {
+		t.Fatal(err)
+	}
+	if p := sh.Profile(); len(p.URLs) != 2 || p.URLs[0] != "/api/v2/" || p.URLs[1] != `\.js$` || len(p.Hosts) != 2 {
+		t.Fatalf("custom profile with URLs = %+v", p)
+	}
 	// Reopened, the dialog shows the custom profile; None turns shaping off.
 	n = u.networkDialog()
-	if n.choice.Selected != netCustom || n.latency.Text != "250" {
-		t.Fatalf("reopened: %q latency %q", n.choice.Selected, n.latency.Text)
+	if n.choice.Selected != netCustom || n.latency.Text != "250" || n.urls.Text != "/api/v2/\n\\.js$" {
+		t.Fatalf("reopened: %q latency %q urls %q", n.choice.Selected, n.latency.Text, n.urls.Text)
 	}
 	n.choice.SetSelected(netNone)
 	if err := n.apply(); err != nil || sh.Profile() != nil {

@@ -71,7 +71,7 @@ func runInstance(args []string) error {
 		f.scripts = append(f.scripts, v)
 		return nil
 	})
-	fs.StringVar(&f.networkProfile, "network-profile", "", "emulate network conditions: a preset (3G, Slow 3G, Slow 4G, 4G, Lossy Wi-Fi, Offline), bw:KBPS[,up:KBPS][,latency:MS][,hosts:GLOB|GLOB], or none")
+	fs.StringVar(&f.networkProfile, "network-profile", "", "emulate network conditions: a preset (3G, Slow 3G, Slow 4G, 4G, Lossy Wi-Fi, Offline), bw:KBPS[,up:KBPS][,latency:MS][,hosts:GLOB|GLOB][,url:REGEX]..., or none")
 	fs.BoolVar(&f.mcpWrites, "mcp-writes", false, "let MCP clients of /api/v1/mcp use the tools that change anything (breakpoints, resume, replay, send, rules)")
 	fs.StringVar(&f.listen, "listen", "127.0.0.1:8080", "proxy listener address (port 0 picks a free port)")
 	fs.BoolVar(&f.allowRemote, "allow-remote", false, "allow a non-loopback --listen address")

@@ -564,7 +564,7 @@ func addWriteTools(s *mcp.Server, b *mcpBackend) {
 			}
 			return okOut{OK: true, ID: out.ID}, nil
 		})
-	tool(s, b, "set_network_profile", "Emulate network conditions: a preset (3G, Slow 3G, Slow 4G, 4G, Lossy Wi-Fi, Offline), a spec 'bw:KBPS,latency:MS[,hosts:GLOB|GLOB]', or 'none'.",
+	tool(s, b, "set_network_profile", "Emulate network conditions: a preset (3G, Slow 3G, Slow 4G, 4G, Lossy Wi-Fi, Offline), a spec 'bw:KBPS,latency:MS[,hosts:GLOB|GLOB][,url:REGEX]', or 'none'.",
 		func(ctx context.Context, in struct {
 			Spec string `json:"spec" jsonschema:"preset name, bw:KBPS,latency:MS, or none"`
 		}) (networkProfileBody, error) {

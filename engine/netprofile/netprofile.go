@@ -1,5 +1,5 @@
 // Package netprofile emulates network conditions (bandwidth per direction and latency, per
-// host glob) for the exchanges going through the engine, with presets like "3G" and
+// host glob or URL regular expression) for the exchanges going through the engine, with presets like "3G" and
 // "Offline" and custom profiles ("bw:KBPS,latency:MS").
 //
 // # How it shapes
@@ -35,6 +35,7 @@ import (
 	"net/http"
 	"net/url"
 	"path"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -58,7 +59,11 @@ type Profile struct {
 	UpKbps    int64    `json:"up_kbps,omitempty"`    // client → origin
 	LatencyMS int      `json:"latency_ms,omitempty"` // added to each request's round trip
 	Offline   bool     `json:"offline,omitempty"`    // matching requests fail
-	Hosts     []string `json:"hosts,omitempty"`      // host globs the profile applies to; empty: all
+	Hosts     []string `json:"hosts,omitempty"`      // host globs the profile applies to
+	// URLs are regular expressions (RE2, unanchored) of the full request URL the profile
+	// applies to. A request is shaped when its host matches one of Hosts or its URL one
+	// of URLs; with both empty, every request is.
+	URLs []string `json:"urls,omitempty"`
 }
 
 // Presets are the named profiles (values as browsers' developer tools use them).
@@ -72,8 +77,9 @@ var Presets = []Profile{
 }
 
 // Parse reads a profile name (case and spaces ignored: "slow-3g", "3g", "offline") or a
-// custom "bw:KBPS[,up:KBPS][,latency:MS][,hosts:GLOB|GLOB]" ("bw" sets both directions,
-// "down" and "up" one each). "none" and "" return nil: no shaping.
+// custom "bw:KBPS[,up:KBPS][,latency:MS][,hosts:GLOB|GLOB][,url:REGEX]..." ("bw" sets both
+// directions, "down" and "up" one each; "url" may repeat, and its regular expression may
+// not hold a comma: the JSON form of the API has no such limit). "none" and "" return nil: no shaping.
 func Parse(s string) (*Profile, error) {
 	s = strings.TrimSpace(s)
 	if s == "" || strings.EqualFold(s, "none") || strings.EqualFold(s, "off") {
@@ -107,6 +113,10 @@ func Parse(s string) (*Profile, error) {
 			p.Hosts = strings.Split(v, "|")
 			continue
 		}
+		if k == "url" {
+			p.URLs = append(p.URLs, v)
+			continue
+		}
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || n < 0 {
 			return nil, fmt.Errorf("network profile: %s: %q is not a non-negative number", k, v)
@@ -121,7 +131,7 @@ func Parse(s string) (*Profile, error) {
 		case "latency":
 			p.LatencyMS = int(n)
 		default:
-			return nil, fmt.Errorf("network profile: unknown key %q (bw, down, up, latency, hosts)", k)
+			return nil, fmt.Errorf("network profile: unknown key %q (bw, down, up, latency, hosts, url)", k)
 		}
 	}
 	p.Name = p.String()
@@ -156,24 +166,48 @@ func kbps(n int64) string {
 	return strconv.FormatInt(n, 10) + " kbit/s"
 }
 
-// Validate checks the host globs.
+// Validate checks the host globs and URL regular expressions.
 func (p *Profile) Validate() error {
-	for _, h := range p.Hosts {
-		if _, err := path.Match(h, "x"); err != nil || h == "" {
-			return fmt.Errorf("network profile: bad host glob %q", h)
-		}
-	}
-	return nil
+	_, err := p.compile()
+	return err
 }
 
-func (p *Profile) covers(host string) bool {
-	if len(p.Hosts) == 0 {
+func (p *Profile) compile() ([]*regexp.Regexp, error) {
+	for _, h := range p.Hosts {
+		if _, err := path.Match(h, "x"); err != nil || h == "" {
+			return nil, fmt.Errorf("network profile: bad host glob %q", h)
+		}
+	}
+	var res []*regexp.Regexp
+	for _, u := range p.URLs {
+		re, err := regexp.Compile(u)
+		if err != nil || u == "" {
+			return nil, fmt.Errorf("network profile: bad URL regular expression %q: %v", u, err)
+		}
+		res = append(res, re)
+	}
+	return res, nil
+}
+
+// covers reports whether the profile applies to a request for u.
+func (st *state) covers(u *url.URL) bool {
+	if len(st.p.Hosts) == 0 && len(st.urls) == 0 {
 		return true
 	}
-	host = strings.ToLower(host)
-	for _, g := range p.Hosts {
-		if ok, _ := path.Match(strings.ToLower(g), host); ok {
-			return true
+	if len(st.p.Hosts) > 0 {
+		host := strings.ToLower(hostOf(u))
+		for _, g := range st.p.Hosts {
+			if ok, _ := path.Match(strings.ToLower(g), host); ok {
+				return true
+			}
+		}
+	}
+	if len(st.urls) > 0 && u != nil {
+		s := u.String()
+		for _, re := range st.urls {
+			if re.MatchString(s) {
+				return true
+			}
 		}
 	}
 	return false
@@ -184,11 +218,13 @@ const drain = 50 * time.Millisecond
 
 type state struct {
 	p        Profile
+	urls     []*regexp.Regexp     // p.URLs compiled
 	up, down *trafficshape.Bucket // nil: unlimited
 }
 
-func newState(p Profile) *state {
-	st := &state{p: p}
+// newState starts the buckets of p, which Validate accepted.
+func newState(p Profile, urls []*regexp.Regexp) *state {
+	st := &state{p: p, urls: urls}
 	if p.UpKbps > 0 {
 		st.up = trafficshape.NewBucket(perDrain(p.UpKbps), drain)
 	}
@@ -227,10 +263,11 @@ func New(p *Profile) (*Shaper, error) {
 func (s *Shaper) Set(p *Profile) error {
 	var next *state
 	if p != nil {
-		if err := p.Validate(); err != nil {
+		urls, err := p.compile()
+		if err != nil {
 			return err
 		}
-		next = newState(*p)
+		next = newState(*p, urls)
 	}
 	if old := s.cur.Swap(next); old != nil {
 		// Exchanges streaming through the old buckets fall back to unlimited once closed.
@@ -261,7 +298,7 @@ var ErrOffline = errors.New("network profile Offline: no network")
 // OnRequest waits half the latency, fails offline requests and throttles the request body.
 func (s *Shaper) OnRequest(ctx context.Context, f *engine.Flow) error {
 	st := s.cur.Load()
-	if st == nil || !st.p.covers(hostOf(f.Request.URL)) {
+	if st == nil || !st.covers(f.Request.URL) {
 		return nil
 	}
 	if st.p.Offline {
@@ -279,7 +316,7 @@ func (s *Shaper) OnRequest(ctx context.Context, f *engine.Flow) error {
 // OnResponse waits the other half of the latency and throttles the response body.
 func (s *Shaper) OnResponse(ctx context.Context, f *engine.Flow) error {
 	st := s.cur.Load()
-	if st == nil || st.p.Offline || !st.p.covers(hostOf(f.Request.URL)) {
+	if st == nil || st.p.Offline || !st.covers(f.Request.URL) {
 		return nil
 	}
 	if err := wait(ctx, time.Duration(st.p.LatencyMS)*time.Millisecond-time.Duration(st.p.LatencyMS)*time.Millisecond/2); err != nil {

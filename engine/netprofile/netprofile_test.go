@@ -131,6 +131,27 @@ func TestOfflineAndHosts(t *testing.T) {
 	if status != 200 || ttfb > 4*time.Second {
 		t.Fatalf("unmatched host shaped: status %d, %v", status, ttfb)
 	}
+	// URL regular expressions: offline for /small only, so another path still goes out.
+	if err := s.Set(&netprofile.Profile{Name: "Offline", Offline: true, URLs: []string{`/small$`}}); err != nil {
+		t.Fatal(err)
+	}
+	before := hits.Load()
+	if _, _, status, _ = timed(t, c, req); status != http.StatusBadGateway || hits.Load() != before {
+		t.Fatalf("URL-matched offline: status %d, origin hits %d", status, hits.Load()-before)
+	}
+	other2, _ := http.NewRequest("GET", o.URL+"/small?x=1", nil)
+	if _, _, status, _ = timed(t, c, other2); status != 200 || hits.Load() != before+1 {
+		t.Fatalf("URL not matched: status %d, origin hits %d", status, hits.Load())
+	}
+	// A host glob or a URL expression: either one matching shapes the request.
+	either, err := netprofile.Parse("latency:5000,hosts:*.example.com,url:/nothing-here")
+	if err != nil || len(either.URLs) != 1 {
+		t.Fatalf("Parse url: %+v, %v", either, err)
+	}
+	s.Set(either)
+	if ttfb, _, status, _ = timed(t, c, req); status != 200 || ttfb > 4*time.Second {
+		t.Fatalf("neither host nor URL matched, shaped: status %d, %v", status, ttfb)
+	}
 	s.Set(nil)
 	if s.Profile() != nil {
 		t.Fatal("profile still set")
@@ -147,7 +168,7 @@ func TestParse(t *testing.T) {
 			t.Errorf("Parse(%q) = %+v, %v; want %q", in, p, err, want)
 		}
 	}
-	for _, bad := range []string{"5G", "bw:-1", "bw:x", "speed:10", "bw:10,hosts:["} {
+	for _, bad := range []string{"5G", "bw:-1", "bw:x", "speed:10", "bw:10,hosts:[", "bw:10,url:(", "bw:10,url:"} {
 		p, err := netprofile.Parse(bad)
 		if err == nil {
 			err = p.Validate()
