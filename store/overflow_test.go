@@ -5,7 +5,9 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
+	"time"
 
 	"inspector/engine/filter"
 	"inspector/engine/session"
@@ -98,39 +100,53 @@ func TestOverflowBound(t *testing.T) {
 }
 
 // TestOverflowNoBodyLostWithIndex: the writer is held (a write transaction is open) while
-// 3,000 sessions with 1–16 KB bodies (a tenth br or zstd) are put with a 32 KiB queue
+// 6,000 sessions with 1–16 KB bodies (a tenth br or zstd) are put with a 32 KiB queue
 // bound: every session is stored with its exact bodies, the body index finds a rare
 // token of a session whose body waited in the overflow file, and Close removes the file.
 func TestOverflowNoBodyLostWithIndex(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "sessions.db")
-	s, err := Open(path, Options{QueueBytes: 32 << 10, QueueSize: 4096, MaxBytes: 1 << 40})
+	s, err := Open(path, Options{QueueBytes: 32 << 10, QueueSize: 8192, MaxBytes: 1 << 40})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
 	r := rand.New(rand.NewPCG(1, 2))
 	pool := benchPool(t, r, newBenchVocab(r, 2000), 40, 1<<10, 16<<10)
+	ids := make([]session.ID, 6000) // taken first: beyond its reservation NextID writes
+	for i := range ids {
+		ids[i] = s.NextID()
+	}
 	tx, err := s.db.Begin(true) // holds the writer: it cannot commit meanwhile
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer tx.Rollback() // on a failure before the rollback below
 	var put []*session.Session
-	for i := 0; i < 3000; i++ {
-		ss, _ := benchIndexSession(r, pool, s.NextID())
+	for _, id := range ids {
+		ss, _ := benchIndexSession(r, pool, id)
 		if !s.Put(ss) {
 			t.Fatalf("Put(%d) refused", ss.ID)
 		}
 		put = append(put, ss)
 	}
 	_, ovfErr := os.Stat(OverflowPath(path))
+	// The prep stage reads parked bodies back only up to prepHeldMax while the writer
+	// cannot take them: it stalls there, holding no more than one body beyond the bound.
+	for deadline := time.Now().Add(10 * time.Second); s.prepStalls.Load() == 0; runtime.Gosched() {
+		if time.Now().After(deadline) {
+			t.Fatalf("the prep stage never stalled: %d bytes read back held, %d items in prepped", s.prepHeld.Load(), len(s.prepped))
+		}
+	}
+	if held := s.prepHeld.Load(); held > prepHeldMax+16<<10 || len(s.prepped) == cap(s.prepped) {
+		t.Fatalf("prep stage holds %d bytes read back (bound %d), %d items", held, prepHeldMax, len(s.prepped))
+	}
 	tx.Rollback()
 	if err := s.Flush(); err != nil {
 		t.Fatal(err)
 	}
 	st := s.Stats()
-	if st.Dropped != 0 || st.BodiesDropped != 0 || st.Sessions != 3000 || st.Overflowed < 2000 {
+	if st.Dropped != 0 || st.BodiesDropped != 0 || st.Sessions != 6000 || st.Overflowed < 4000 {
 		t.Fatalf("stats: sessions %d, dropped %d, bodies dropped %d, overflowed %d", st.Sessions, st.Dropped, st.BodiesDropped, st.Overflowed)
 	}
 	if ovfErr != nil {

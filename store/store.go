@@ -159,8 +159,13 @@ type Store struct {
 	// prepped is the prep stage's output: queued items in order, sessions with their
 	// bodies read back from the overflow file and their grams found (writer.go).
 	prepped chan item
-	kick    chan struct{}
-	nudge   chan struct{} // wakes the writer within a batch (nudgeWriter)
+	// prepHeld is the body bytes read back from the overflow file in prepped; the
+	// writer signals prepFreed as it takes them.
+	prepHeld   atomic.Int64
+	prepFreed  chan struct{}
+	prepStalls atomic.Uint64 // times the prep stage waited for prepFreed (tests)
+	kick       chan struct{}
+	nudge      chan struct{} // wakes the writer within a batch (nudgeWriter)
 	// queuedBytes is the body bytes of queued sessions, bounded by Options.QueueBytes.
 	queuedBytes   atomic.Int64
 	bodiesDropped atomic.Uint64
@@ -205,6 +210,7 @@ type item struct {
 	flush chan error
 	stop  bool
 	pre   *sessionGrams // s's grams, found by the writer's prep stage
+	held  int64         // body bytes the prep stage read back from the overflow file
 }
 
 // Open opens or creates the store at path. A second writer on the same file gets
@@ -333,6 +339,7 @@ func open(path string, opts Options) (*Store, error) {
 		s.ovf = overflow{path: OverflowPath(path), limit: opts.OverflowBytes}
 		s.queue = make(chan item, opts.QueueSize)
 		s.prepped = make(chan item, prepLen)
+		s.prepFreed = make(chan struct{}, 1)
 		s.pre = map[*session.Session]*sessionGrams{}
 		s.kick = make(chan struct{}, 1)
 		s.nudge = make(chan struct{}, 1)

@@ -43,6 +43,13 @@ func (s *Store) writer() {
 		switch {
 		case it.s != nil:
 			s.queuedBytes.Add(-it.bytes)
+			if it.held > 0 {
+				s.prepHeld.Add(-it.held)
+				select {
+				case s.prepFreed <- struct{}{}:
+				default:
+				}
+			}
 			batch = append(batch, it.s)
 			if it.pre != nil {
 				s.pre[it.s] = it.pre
@@ -114,6 +121,10 @@ func (s *Store) writer() {
 // so the writer takes a whole batch at once while the prep stage works on the next.
 const prepLen = maxBatch
 
+// prepHeldMax bounds the body bytes the prep stage has read back from the overflow file
+// and not yet handed to the writer (Store.prepHeld).
+const prepHeldMax = maxBatchBytes
+
 // prep is the writer's first stage, a goroutine of its own: it takes queued items in
 // order, reads parked bodies back from the overflow file, finds each session's grams for
 // the body index (decoding its bodies: the largest part of the writer's work), and hands
@@ -123,8 +134,20 @@ func (s *Store) prep() {
 	var gs gramSet
 	for it := range s.queue {
 		if it.s != nil {
-			if it.park.ok && s.ovf.unpark(it.s, it.park) {
-				s.bodiesDropped.Add(1) // the overflow file could not be read back
+			if it.park.ok {
+				// Bodies read back wait in prepped beside the QueueBytes the queue holds:
+				// at most prepHeldMax of them, so memory stays bounded when the writer
+				// falls behind.
+				for s.prepHeld.Load() > prepHeldMax {
+					s.prepStalls.Add(1)
+					s.nudgeWriter()
+					<-s.prepFreed
+				}
+				if s.ovf.unpark(it.s, it.park) {
+					s.bodiesDropped.Add(1) // the overflow file could not be read back
+				}
+				it.held = int64(bodyBytes(it.s))
+				s.prepHeld.Add(it.held)
 			}
 			it.pre = gs.gramsOf(it.s)
 		}
