@@ -71,8 +71,8 @@
 // appends the session's bodies to the overflow file sessions.db.overflow (one write into
 // the page cache, no wait for the writer; counted in Stats.Overflowed) and queues the
 // session without them; the writer's prep stage reads them back as it takes the session,
-// and the file is emptied whenever every parked body is back (overflow.go); bodies read back
-// wait for the writer up to maxBatchBytes, so the prep stage holds no more. Only beyond
+// and the file is emptied whenever every parked body is back (overflow.go); bodies read back,
+// grams and Bloom filters wait for the writer up to 32 MiB, so the prep stage holds no more. Only beyond
 // Options.OverflowBytes (1 GiB) of parked bodies does Put queue the session without its
 // bodies (marked truncated, counted in Stats.BodiesDropped), so memory and disk stay
 // bounded when the disk or the CPU falls behind. The overflow file is a queue, not a

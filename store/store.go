@@ -159,8 +159,8 @@ type Store struct {
 	// prepped is the prep stage's output: queued items in order, sessions with their
 	// bodies read back from the overflow file and their grams found (writer.go).
 	prepped chan item
-	// prepHeld is the body bytes read back from the overflow file in prepped; the
-	// writer signals prepFreed as it takes them.
+	// prepHeld is the memory the prep stage added to the items in prepped (item.held);
+	// the writer signals prepFreed as it takes them.
 	prepHeld   atomic.Int64
 	prepFreed  chan struct{}
 	prepStalls atomic.Uint64 // times the prep stage waited for prepFreed (tests)
@@ -210,7 +210,7 @@ type item struct {
 	flush chan error
 	stop  bool
 	pre   *sessionGrams // s's grams, found by the writer's prep stage
-	held  int64         // body bytes the prep stage read back from the overflow file
+	held  int64         // memory the prep stage added: bodies read back, grams (prepHeldMax)
 }
 
 // Open opens or creates the store at path. A second writer on the same file gets

@@ -121,9 +121,10 @@ func (s *Store) writer() {
 // so the writer takes a whole batch at once while the prep stage works on the next.
 const prepLen = maxBatch
 
-// prepHeldMax bounds the body bytes the prep stage has read back from the overflow file
-// and not yet handed to the writer (Store.prepHeld).
-const prepHeldMax = maxBatchBytes
+// prepHeldMax bounds the memory the prep stage adds to the sessions it has not yet handed
+// to the writer (Store.prepHeld): bodies read back from the overflow file, grams and Bloom
+// filters.
+const prepHeldMax = 32 << 20
 
 // prep is the writer's first stage, a goroutine of its own: it takes queued items in
 // order, reads parked bodies back from the overflow file, finds each session's grams for
@@ -134,22 +135,24 @@ func (s *Store) prep() {
 	var gs gramSet
 	for it := range s.queue {
 		if it.s != nil {
+			// What the prep stage adds to memory (bodies read back from the overflow
+			// file, grams and Bloom filters) waits in prepped beside the QueueBytes the
+			// queue holds: at most prepHeldMax of it, so memory stays bounded when the
+			// writer falls behind.
+			for s.prepHeld.Load() > prepHeldMax {
+				s.prepStalls.Add(1)
+				s.nudgeWriter()
+				<-s.prepFreed
+			}
 			if it.park.ok {
-				// Bodies read back wait in prepped beside the QueueBytes the queue holds:
-				// at most prepHeldMax of them, so memory stays bounded when the writer
-				// falls behind.
-				for s.prepHeld.Load() > prepHeldMax {
-					s.prepStalls.Add(1)
-					s.nudgeWriter()
-					<-s.prepFreed
-				}
 				if s.ovf.unpark(it.s, it.park) {
 					s.bodiesDropped.Add(1) // the overflow file could not be read back
 				}
 				it.held = int64(bodyBytes(it.s))
-				s.prepHeld.Add(it.held)
 			}
 			it.pre = gs.gramsOf(it.s)
+			it.held += int64(4*cap(it.pre.grams) + cap(it.pre.bloom))
+			s.prepHeld.Add(it.held)
 		}
 		s.prepped <- it
 		if it.stop {
