@@ -145,6 +145,8 @@ func (b *ixBuilder) addGrams(id session.ID, grams []uint32, text int) {
 // gramSet finds the distinct grams of one session at a time.
 type gramSet struct {
 	seen []uint64 // bit set of the grams seen in the current session
+	// scratch is gramsOf's reused buffer.
+	scratch []uint32
 }
 
 // of appends the distinct grams of ss's text (filter.SessionText) to dst, in the order
@@ -192,7 +194,12 @@ type sessionGrams struct {
 // gramsOf finds the grams of a session about to be committed (indexSource: spilled
 // bodies read back).
 func (g *gramSet) gramsOf(ss *session.Session) *sessionGrams {
-	grams, text := g.of(indexSource(ss), nil)
+	var text int
+	g.scratch, text = g.of(indexSource(ss), g.scratch[:0])
+	grams := slices.Clone(g.scratch) // one allocation of the right size, not a slice grown
+	if cap(g.scratch) > 1<<20 {
+		g.scratch = nil // a huge session's buffer is not kept
+	}
 	return &sessionGrams{grams: grams, text: text, bloom: appendBloom(nil, grams)}
 }
 
