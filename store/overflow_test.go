@@ -100,7 +100,7 @@ func TestOverflowBound(t *testing.T) {
 }
 
 // TestOverflowNoBodyLostWithIndex: the writer is held (a write transaction is open) while
-// 6,000 sessions with 1–16 KB bodies (a tenth br or zstd) are put with a 32 KiB queue
+// 6,000 sessions with 4–32 KB bodies (a tenth br or zstd) are put with a 32 KiB queue
 // bound: every session is stored with its exact bodies, the body index finds a rare
 // token of a session whose body waited in the overflow file, and Close removes the file.
 func TestOverflowNoBodyLostWithIndex(t *testing.T) {
@@ -112,7 +112,7 @@ func TestOverflowNoBodyLostWithIndex(t *testing.T) {
 	}
 	defer s.Close()
 	r := rand.New(rand.NewPCG(1, 2))
-	pool := benchPool(t, r, newBenchVocab(r, 2000), 40, 1<<10, 16<<10)
+	pool := benchPool(t, r, newBenchVocab(r, 2000), 40, 4<<10, 32<<10)
 	ids := make([]session.ID, 6000) // taken first: beyond its reservation NextID writes
 	for i := range ids {
 		ids[i] = s.NextID()
