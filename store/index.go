@@ -600,13 +600,9 @@ func ixPut(b *buckets, key []byte, ss *session.Session, pre *sessionGrams) error
 		b.ix.addGrams(ss.ID, pre.grams, pre.text)
 		return b.pending.Put(key, pre.bloom)
 	}
-	from := len(b.ix.pairs)
 	b.ix.add(ss.ID, indexSource(ss))
-	// The session's grams go with its pending key as a Bloom filter.
-	b.ix.gbuf = b.ix.gbuf[:0]
-	for _, p := range b.ix.pairs[from:] {
-		b.ix.gbuf = append(b.ix.gbuf, uint32(p>>32))
-	}
+	// The session's grams (add leaves them in gbuf) go with its pending key as a Bloom
+	// filter.
 	return b.pending.Put(key, b.encode(func(dst []byte) []byte { return appendBloom(dst, b.ix.gbuf) }))
 }
 
