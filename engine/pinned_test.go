@@ -406,3 +406,53 @@ func TestPinnedConnectionOutlivesItsClient(t *testing.T) {
 		t.Fatalf("origin accepted %d connections for 4 tunnels one after another, want 1 (ids %v)", n, ids)
 	}
 }
+
+// A kept-alive origin connection the origin drops on the next request (no response byte)
+// is retried on a new connection; when that dial fails, the session's error is a dial
+// error, not a response error of the first attempt.
+func TestPinnedRetryThatCannotDialIsADialError(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	served := make(chan struct{})
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		br := bufio.NewReader(c)
+		if _, err := http.ReadRequest(br); err != nil {
+			return
+		}
+		c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"))
+		<-served // the listener is closed: a new connection is refused
+		http.ReadRequest(br)
+		// The second request gets no response byte: the connection just ends.
+	}()
+	p := et.StartProxy(t, nil)
+	addr := ln.Addr().String()
+	conn, br := p.Tunnel(t, addr, nil)
+	fmt.Fprintf(conn, "GET /a HTTP/1.1\r\nHost: %s\r\n\r\n", addr)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("first request: %v", err)
+	}
+	io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if s := p.Next(t); s.Error != nil {
+		t.Fatalf("first session: %+v", s.Error)
+	}
+	ln.Close()
+	close(served)
+	fmt.Fprintf(conn, "GET /b HTTP/1.1\r\nHost: %s\r\n\r\n", addr)
+	if resp, err = http.ReadResponse(br, nil); err != nil || resp.StatusCode != http.StatusBadGateway {
+		t.Fatalf("second request: %v, %+v", err, resp)
+	}
+	s := p.Next(t)
+	if s.Error == nil || s.Error.Phase != session.PhaseDial || !strings.Contains(s.Error.Message, "could not connect") {
+		t.Fatalf("second session's error: %+v", s.Error)
+	}
+}

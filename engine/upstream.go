@@ -181,22 +181,23 @@ func (t *traceState) classify(err error, target string) *session.Error {
 	var unknownAuth x509.UnknownAuthorityError
 	var hostErr x509.HostnameError
 	var invalid x509.CertificateInvalidError
+	var op *net.OpError
 	switch {
 	case errors.Is(err, upstream.ErrReserved):
 		se.Phase, se.Side = session.PhaseDial, session.SideProxy
 	case errors.As(err, &dnsErr):
 		se.Phase = session.PhaseDNS
 		se.Message = "DNS lookup failed: " + dnsErr.Error()
+	case errors.As(err, &op) && op.Op == "dial":
+		// The last attempt failed to connect, whatever an earlier one on a kept-alive
+		// connection (which the origin had closed) got as far as in the trace.
+		se.Phase = session.PhaseDial
+		se.Message = "could not connect to " + target + ": " + op.Err.Error()
 	case errors.As(err, &certErr), errors.As(err, &unknownAuth), errors.As(err, &hostErr), errors.As(err, &invalid):
 		se.Phase = session.PhaseTLS
 		se.Message = "the origin's certificate did not verify: " + err.Error()
 	case se.Phase == session.PhaseTLS:
 		se.Message = "TLS handshake with the origin failed: " + err.Error()
-	case se.Phase == session.PhaseDial:
-		var op *net.OpError
-		if errors.As(err, &op) && op.Op == "dial" {
-			se.Message = "could not connect to " + target + ": " + op.Err.Error()
-		}
 	case se.Phase == session.PhaseResponse && isTimeout(err):
 		se.Message = "the origin sent no response head in time: " + err.Error()
 	}
