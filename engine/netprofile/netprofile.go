@@ -33,7 +33,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/url"
 	"path"
 	"regexp"
 	"strconv"
@@ -189,21 +188,21 @@ func (p *Profile) compile() ([]*regexp.Regexp, error) {
 	return res, nil
 }
 
-// covers reports whether the profile applies to a request for u.
-func (st *state) covers(u *url.URL) bool {
+// covers reports whether the profile applies to f's request.
+func (st *state) covers(f *engine.Flow) bool {
 	if len(st.p.Hosts) == 0 && len(st.urls) == 0 {
 		return true
 	}
 	if len(st.p.Hosts) > 0 {
-		host := strings.ToLower(hostOf(u))
+		host := strings.ToLower(hostOf(f.Request))
 		for _, g := range st.p.Hosts {
 			if ok, _ := path.Match(strings.ToLower(g), host); ok {
 				return true
 			}
 		}
 	}
-	if len(st.urls) > 0 && u != nil {
-		s := u.String()
+	if len(st.urls) > 0 {
+		s := fullURL(f)
 		for _, re := range st.urls {
 			if re.MatchString(s) {
 				return true
@@ -211,6 +210,18 @@ func (st *state) covers(u *url.URL) bool {
 		}
 	}
 	return false
+}
+
+// fullURL is the request's absolute URL as its session records it: a request inside a
+// decrypted tunnel has only a path in its URL until it goes upstream.
+func fullURL(f *engine.Flow) string {
+	if f.Session != nil && f.Session.Request.URL != "" {
+		return f.Session.Request.URL
+	}
+	if f.Request == nil || f.Request.URL == nil {
+		return ""
+	}
+	return f.Request.URL.String()
 }
 
 // drain is how often the buckets empty.
@@ -298,7 +309,7 @@ var ErrOffline = errors.New("network profile Offline: no network")
 // OnRequest waits half the latency, fails offline requests and throttles the request body.
 func (s *Shaper) OnRequest(ctx context.Context, f *engine.Flow) error {
 	st := s.cur.Load()
-	if st == nil || !st.covers(f.Request.URL) {
+	if st == nil || !st.covers(f) {
 		return nil
 	}
 	if st.p.Offline {
@@ -316,7 +327,7 @@ func (s *Shaper) OnRequest(ctx context.Context, f *engine.Flow) error {
 // OnResponse waits the other half of the latency and throttles the response body.
 func (s *Shaper) OnResponse(ctx context.Context, f *engine.Flow) error {
 	st := s.cur.Load()
-	if st == nil || st.p.Offline || !st.covers(f.Request.URL) {
+	if st == nil || st.p.Offline || !st.covers(f) {
 		return nil
 	}
 	if err := wait(ctx, time.Duration(st.p.LatencyMS)*time.Millisecond-time.Duration(st.p.LatencyMS)*time.Millisecond/2); err != nil {
@@ -328,14 +339,20 @@ func (s *Shaper) OnResponse(ctx context.Context, f *engine.Flow) error {
 	return nil
 }
 
-func hostOf(u *url.URL) string {
-	if u == nil {
+// hostOf is r's host without the port: the URL's, or (a request inside a decrypted tunnel,
+// whose URL is only a path) the Host header's.
+func hostOf(r *http.Request) string {
+	if r == nil {
 		return ""
 	}
-	if h, _, err := net.SplitHostPort(u.Host); err == nil {
+	host := r.Host
+	if r.URL != nil && r.URL.Host != "" {
+		host = r.URL.Host
+	}
+	if h, _, err := net.SplitHostPort(host); err == nil {
 		return h
 	}
-	return u.Host
+	return host
 }
 
 func wait(ctx context.Context, d time.Duration) error {

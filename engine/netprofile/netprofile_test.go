@@ -131,8 +131,17 @@ func TestOfflineAndHosts(t *testing.T) {
 	if status != 200 || ttfb > 4*time.Second {
 		t.Fatalf("unmatched host shaped: status %d, %v", status, ttfb)
 	}
-	// URL regular expressions: offline for /small only, so another path still goes out.
-	if err := s.Set(&netprofile.Profile{Name: "Offline", Offline: true, URLs: []string{`/small$`}}); err != nil {
+	// A host glob matches a request inside the decrypted tunnel (its URL is only a path
+	// until it goes upstream: the host comes from the Host header).
+	if err := s.Set(&netprofile.Profile{Name: "Offline", Offline: true, Hosts: []string{"127.0.0.*"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, status, _ = timed(t, c, req); status != http.StatusBadGateway {
+		t.Fatalf("host-matched offline over HTTPS: status %d", status)
+	}
+	// URL regular expressions see the absolute URL: offline for /small only, so another
+	// path still goes out.
+	if err := s.Set(&netprofile.Profile{Name: "Offline", Offline: true, URLs: []string{`^https://[^/]+/small$`}}); err != nil {
 		t.Fatal(err)
 	}
 	before := hits.Load()
