@@ -71,13 +71,13 @@
 // appends the session's bodies to the overflow file sessions.db.overflow (one write into
 // the page cache, no wait for the writer; counted in Stats.Overflowed) and queues the
 // session without them; the writer's prep stage reads them back as it takes the session,
-// and the file is emptied whenever every parked body is back (overflow.go); bodies read back,
-// grams and Bloom filters wait for the writer up to 32 MiB, so the prep stage holds no more. Only beyond
-// Options.OverflowBytes (1 GiB) of parked bodies does Put queue the session without its
-// bodies (marked truncated, counted in Stats.BodiesDropped), so memory and disk stay
-// bounded when the disk or the CPU falls behind. The overflow file is a queue, not a
-// store: a crash loses it with the queue, and a writable Open removes it. The file is always synced on commit (never
-// NoSync), so after a crash (kill -9, power loss) every session committed before it is
+// and the file is emptied whenever every parked body is back (overflow.go). What the prep
+// stage adds (bodies read back, grams, Bloom filters) waits for the writer up to 32 MiB.
+// Only beyond Options.OverflowBytes (1 GiB) of parked bodies does Put queue the session
+// without its bodies (marked truncated, counted in Stats.BodiesDropped), so memory and disk
+// stay bounded when the disk or the CPU falls behind. The overflow file is a queue, not a
+// store: a crash loses it with the queue, and a writable Open removes it. The file is
+// always synced on commit (never NoSync), so after a crash (kill -9, power loss) every session committed before it is
 // there; at most the batch being collected is lost. Frames queued (PutFrames) before their
 // session is committed are written in the session's transaction.
 //

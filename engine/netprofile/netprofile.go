@@ -1,6 +1,6 @@
 // Package netprofile emulates network conditions (bandwidth per direction and latency, per
-// host glob or URL regular expression) for the exchanges going through the engine, with presets like "3G" and
-// "Offline" and custom profiles ("bw:KBPS,latency:MS").
+// host glob or URL regular expression) for the exchanges going through the engine, with
+// presets like "3G" and "Offline" and custom profiles ("bw:KBPS,latency:MS").
 //
 // # How it shapes
 //
@@ -78,7 +78,8 @@ var Presets = []Profile{
 // Parse reads a profile name (case and spaces ignored: "slow-3g", "3g", "offline") or a
 // custom "bw:KBPS[,up:KBPS][,latency:MS][,hosts:GLOB|GLOB][,url:REGEX]..." ("bw" sets both
 // directions, "down" and "up" one each; "url" may repeat, and its regular expression may
-// not hold a comma: the JSON form of the API has no such limit). "none" and "" return nil: no shaping.
+// not hold a comma: the JSON form of the API has no such limit). "none" and "" return nil:
+// no shaping.
 func Parse(s string) (*Profile, error) {
 	s = strings.TrimSpace(s)
 	if s == "" || strings.EqualFold(s, "none") || strings.EqualFold(s, "off") {
