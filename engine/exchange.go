@@ -142,6 +142,11 @@ func (x *exchange) publicURL(r *http.Request) string {
 	if r.URL.IsAbs() {
 		return r.URL.String()
 	}
+	if r.URL.Path == "*" && r.URL.RawQuery == "" {
+		// Asterisk-form (OPTIONS *): the target URI has an empty path (RFC 9112 §3.3),
+		// and an OPTIONS to a URL with an empty path goes upstream as "*" (see rewrite).
+		return x.scheme + "://" + x.displayHost()
+	}
 	return x.scheme + "://" + x.displayHost() + r.URL.RequestURI()
 }
 

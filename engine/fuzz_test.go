@@ -202,15 +202,15 @@ func startFuzzProxyCA(f *testing.F, ca *rootca.CA) *fuzzProxy {
 	// Counted by a request hook, which runs on the exchange before anything goes upstream
 	// (observers are told asynchronously, possibly after the origin has the request).
 	fp.e.AddRequestHook(RequestHookFunc(func(_ context.Context, fl *Flow) error {
-		path := "*" // asterisk-form: inside a tunnel the session's URL ("http://host*") does not parse
-		if fl.Request.URL.Path != "*" {
-			u, err := url.Parse(fl.Session.Request.URL)
-			if err != nil {
-				return nil
-			}
-			path = u.Path
-			if path == "" {
-				path = "/" // what the transport sends for an empty path
+		u, err := url.Parse(fl.Session.Request.URL)
+		if err != nil {
+			return nil
+		}
+		path := u.Path
+		if path == "" {
+			path = "/" // what the transport sends for an empty path,
+			if fl.Session.Request.Method == http.MethodOptions && u.RawQuery == "" {
+				path = "*" // but an OPTIONS asks about the server: asterisk-form
 			}
 		}
 		fp.mu.Lock()

@@ -86,12 +86,15 @@ func (c *clientConn) Read(p []byte) (int, error) { return c.r.Read(p) }
 func (e *Engine) initServers() {
 	errLog := log.New(logWriter{e.cfg.Logf}, "", 0)
 	e.proxySrv = &http.Server{
-		Handler:           http.HandlerFunc(e.serveProxy),
-		ReadHeaderTimeout: e.cfg.HeaderTimeout,
-		IdleTimeout:       e.cfg.IdleTimeout,
-		MaxHeaderBytes:    maxHeaderBytes,
-		ErrorLog:          errLog,
-		ConnState:         e.countConn,
+		Handler: http.HandlerFunc(e.serveProxy),
+		// OPTIONS * is the origin's to answer: net/http would answer it itself, and the
+		// request would never be recorded or reach the origin.
+		DisableGeneralOptionsHandler: true,
+		ReadHeaderTimeout:            e.cfg.HeaderTimeout,
+		IdleTimeout:                  e.cfg.IdleTimeout,
+		MaxHeaderBytes:               maxHeaderBytes,
+		ErrorLog:                     errLog,
+		ConnState:                    e.countConn,
 		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
 			fc, _ := c.(*framingConn)
 			return context.WithValue(ctx, connInfoKey{}, &connInfo{id: e.connIDs.Add(1), accepted: time.Now(), framing: fc, proc: e.lookupProcess(c)})
@@ -99,12 +102,13 @@ func (e *Engine) initServers() {
 	}
 	e.mitmLn = newChanListener(e.ln.Addr())
 	e.mitmSrv = &http.Server{
-		Handler:           http.HandlerFunc(e.serveExchange),
-		ReadHeaderTimeout: e.cfg.HeaderTimeout,
-		IdleTimeout:       e.cfg.IdleTimeout,
-		MaxHeaderBytes:    maxHeaderBytes,
-		ErrorLog:          errLog,
-		ConnState:         e.countConn,
+		Handler:                      http.HandlerFunc(e.serveExchange),
+		DisableGeneralOptionsHandler: true,
+		ReadHeaderTimeout:            e.cfg.HeaderTimeout,
+		IdleTimeout:                  e.cfg.IdleTimeout,
+		MaxHeaderBytes:               maxHeaderBytes,
+		ErrorLog:                     errLog,
+		ConnState:                    e.countConn,
 		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
 			return context.WithValue(ctx, connInfoKey{}, infoOf(c))
 		},
@@ -186,6 +190,12 @@ func (e *Engine) serveProxy(w http.ResponseWriter, r *http.Request) {
 	}
 	if r.Method == http.MethodConnect {
 		e.serveConnect(w, r)
+		return
+	}
+	if r.Method == http.MethodOptions && r.RequestURI == "*" {
+		// Asked of the proxy itself (inside a tunnel it goes to the origin): what net/http's
+		// general OPTIONS handler answers.
+		w.Header().Set("Content-Length", "0")
 		return
 	}
 	if !r.URL.IsAbs() {

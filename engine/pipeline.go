@@ -93,6 +93,13 @@ func (e *Engine) accept(w http.ResponseWriter, r *http.Request) *exchange {
 	if e.refuseFraming(w, r) {
 		return nil
 	}
+	if r.URL.Path == "*" && !r.URL.IsAbs() && r.Method != http.MethodOptions {
+		// Asterisk-form is only for a server-wide OPTIONS (RFC 9112 §3.2.4); any other
+		// method with it has no target URI to record or to replay.
+		w.Header().Set("Connection", "close")
+		http.Error(w, "the request target * (asterisk-form) is only for OPTIONS", http.StatusBadRequest)
+		return nil
+	}
 	info, _ := r.Context().Value(connInfoKey{}).(*connInfo)
 	if info == nil {
 		info = &connInfo{accepted: time.Now()}
@@ -303,6 +310,12 @@ func (x *exchange) rewrite(pr *httputil.ProxyRequest) {
 	// map the server fills at the end of the body so request trailers reach the origin.
 	pr.Out.Trailer = pr.In.Trailer
 	pr.Out.URL.RawQuery = pr.In.URL.RawQuery
+	// An OPTIONS for a URL with an empty path asks about the server as a whole: the last
+	// proxy sends it as asterisk-form (RFC 9112 §3.2.4), which is how a recorded OPTIONS *
+	// (URL without a path) is replayed.
+	if u := pr.Out.URL; pr.Out.Method == http.MethodOptions && u.IsAbs() && u.Path == "" && u.RawPath == "" && u.RawQuery == "" && u.Opaque == "" {
+		u.Opaque = "*"
+	}
 	for _, k := range []string{"Forwarded", "X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Proto"} {
 		if v, ok := pr.In.Header[k]; ok {
 			pr.Out.Header[k] = v

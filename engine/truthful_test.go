@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/exec"
@@ -682,4 +683,107 @@ func TestIdleH2ConnectionsMakeRoom(t *testing.T) {
 		t.Fatalf("with every slot held by an idle h2 connection: %.80q", got)
 	}
 	p.Next(t)
+}
+
+// An asterisk-form OPTIONS inside a decrypted tunnel is recorded with its target URI, the
+// server's URL with an empty path (RFC 9112 §3.3), not "https://host*"; the origin gets
+// "OPTIONS *"; and sending the recorded request again (the composer's and replay's path)
+// reaches the origin as "OPTIONS *" too, as does an absolute-form OPTIONS with no path.
+func TestAsteriskFormOptions(t *testing.T) {
+	targets := make(chan string, 4)
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		targets <- r.Method + " " + r.RequestURI
+		w.Header().Set("Allow", "GET, OPTIONS")
+	}))
+	srv.Config.DisableGeneralOptionsHandler = true // net/http would answer OPTIONS * itself
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	o := &et.Origin{Server: srv, Kind: et.OriginH1TLS}
+	p := et.StartProxy(t, nil, o)
+	hostport := o.Listener.Addr().String()
+
+	c, br := tunnelTLS(t, p, hostport, "http/1.1")
+	defer c.Close()
+	fmt.Fprintf(c, "OPTIONS * HTTP/1.1\r\nHost: %s\r\n\r\n", hostport)
+	resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodOptions})
+	if err != nil || resp.StatusCode != 200 || resp.Header.Get("Allow") != "GET, OPTIONS" {
+		t.Fatalf("OPTIONS *: %v %v", resp, err)
+	}
+	if got := <-targets; got != "OPTIONS *" {
+		t.Errorf("origin got %q, want OPTIONS *", got)
+	}
+	s := p.Next(t)
+	want := "https://" + hostport
+	if s.Request.URL != want || s.Request.Method != http.MethodOptions {
+		t.Fatalf("recorded %s %q, want OPTIONS %q", s.Request.Method, s.Request.URL, want)
+	}
+	if u, err := url.Parse(s.Request.URL); err != nil || u.Host != hostport {
+		t.Errorf("recorded URL %q does not parse to the host: %v, %v", s.Request.URL, u, err)
+	}
+
+	// Asterisk-form is for OPTIONS only: anything else is refused, never forwarded.
+	fmt.Fprintf(c, "POST * HTTP/1.1\r\nHost: %s\r\nContent-Length: 2\r\n\r\nhi", hostport)
+	if resp, err := http.ReadResponse(br, nil); err != nil || resp.StatusCode != http.StatusBadRequest {
+		t.Fatalf("POST *: %v %v", resp, err)
+	}
+	select {
+	case got := <-targets:
+		t.Fatalf("POST * reached the origin as %q", got)
+	default:
+	}
+
+	// The same on an HTTP/2 client leg (:path "*").
+	c2, _ := tunnelTLS(t, p, hostport, "h2")
+	defer c2.Close()
+	cc, err := (&http2.Transport{}).NewClientConn(c2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err = cc.RoundTrip(&http.Request{Method: http.MethodOptions, URL: &url.URL{Scheme: "https", Host: hostport, Opaque: "*"}, Host: hostport, Header: http.Header{}})
+	if err != nil || resp.StatusCode != 200 || resp.Header.Get("Allow") != "GET, OPTIONS" {
+		t.Fatalf("h2 OPTIONS *: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	if got := <-targets; got != "OPTIONS *" {
+		t.Errorf("h2: origin got %q, want OPTIONS *", got)
+	}
+	if s2 := p.Next(t); s2.Request.URL != want || s2.Client.Proto != "h2" {
+		t.Errorf("h2: recorded %q over %s, want %q over h2", s2.Request.URL, s2.Client.Proto, want)
+	}
+
+	// Asked of the proxy itself, on its own listener: answered, the connection kept.
+	pc, err := net.Dial("tcp", p.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pc.Close()
+	pbr := bufio.NewReader(pc)
+	for i := 0; i < 2; i++ {
+		fmt.Fprintf(pc, "OPTIONS * HTTP/1.1\r\nHost: %s\r\n\r\n", p.Addr())
+		if resp, err := http.ReadResponse(pbr, &http.Request{Method: http.MethodOptions}); err != nil || resp.StatusCode != 200 || resp.Close {
+			t.Fatalf("OPTIONS * to the proxy, #%d: %v %v", i, resp, err)
+		}
+	}
+
+	// Replay: the recorded method and URL, sent again.
+	req, _ := http.NewRequest(s.Request.Method, s.Request.URL, nil)
+	rs, err := p.Send(t.Context(), req, engine.SendOptions{})
+	if err != nil || rs.Response.Status != 200 {
+		t.Fatalf("replay: %v %v", rs, err)
+	}
+	if got := <-targets; got != "OPTIONS *" {
+		t.Errorf("replay: origin got %q, want OPTIONS *", got)
+	}
+	if rs.Request.URL != want {
+		t.Errorf("replay recorded %q, want %q", rs.Request.URL, want)
+	}
+
+	// An OPTIONS for a path is left alone.
+	req, _ = http.NewRequest(http.MethodOptions, want+"/", nil)
+	if _, err := p.Send(t.Context(), req, engine.SendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := <-targets; got != "OPTIONS /" {
+		t.Errorf("OPTIONS /: origin got %q", got)
+	}
 }
