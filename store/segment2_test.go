@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"encoding/binary"
 	"math/rand/v2"
 	"path/filepath"
@@ -201,4 +202,41 @@ func TestIndexMixedFormats(t *testing.T) {
 		putAll(t, s, ixSession(t, r, s.NextID()))
 	}
 	checkIndexAgrees(t, s, r, "mixed formats after reopen and retention")
+}
+
+// sortPairs is a stable sort by gram (the session order within a gram kept), for small
+// and segment-sized builders, and for pairs whose high gram bits are all equal.
+func TestSortPairsIsStableByGram(t *testing.T) {
+	check := func(name string, pairs []uint64) {
+		want := slices.Clone(pairs)
+		slices.SortStableFunc(want, func(a, b uint64) int { return cmp.Compare(a>>32, b>>32) })
+		b := &ixBuilder{pairs: slices.Clone(pairs)}
+		b.sortPairs()
+		if !slices.Equal(b.pairs, want) {
+			t.Fatalf("%s: sortPairs differs from a stable sort by gram", name)
+		}
+	}
+	for _, c := range []struct{ maxKB, n int }{{2, 1}, {8, 300}, {64, 40}} {
+		check("bodies", segBuilder(t, uint64(c.maxKB), c.maxKB, c.n).pairs)
+	}
+	r := rand.New(rand.NewPCG(7, 8))
+	low := make([]uint64, 5000)
+	for i := range low {
+		low[i] = uint64(r.IntN(300))<<32 | uint64(i) // grams < 512: the upper passes find one bucket
+	}
+	check("low grams", low)
+	check("one gram", []uint64{5 << 32, 5<<32 | 1, 5<<32 | 2})
+	check("empty", nil)
+}
+
+// BenchmarkSortPairs sorts the pairs of a segment of 1-64 KB bodies.
+func BenchmarkSortPairs(b *testing.B) {
+	sb := segBuilder(b, 11, 64, 120)
+	pairs := slices.Clone(sb.pairs)
+	b.SetBytes(int64(8 * len(pairs)))
+	for b.Loop() {
+		copy(sb.pairs, pairs)
+		sb.sortPairs()
+	}
+	b.ReportMetric(float64(len(pairs)), "pairs")
 }
