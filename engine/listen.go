@@ -85,34 +85,28 @@ func (c *clientConn) Read(p []byte) (int, error) { return c.r.Read(p) }
 
 func (e *Engine) initServers() {
 	errLog := log.New(logWriter{e.cfg.Logf}, "", 0)
-	e.proxySrv = &http.Server{
-		Handler: http.HandlerFunc(e.serveProxy),
-		// OPTIONS * is the origin's to answer: net/http would answer it itself, and the
-		// request would never be recorded or reach the origin.
-		DisableGeneralOptionsHandler: true,
-		ReadHeaderTimeout:            e.cfg.HeaderTimeout,
-		IdleTimeout:                  e.cfg.IdleTimeout,
-		MaxHeaderBytes:               maxHeaderBytes,
-		ErrorLog:                     errLog,
-		ConnState:                    e.countConn,
-		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
-			fc, _ := c.(*framingConn)
-			return context.WithValue(ctx, connInfoKey{}, &connInfo{id: e.connIDs.Add(1), accepted: time.Now(), framing: fc, proc: e.lookupProcess(c)})
-		},
+	server := func(h http.HandlerFunc, info func(net.Conn) *connInfo) *http.Server {
+		return &http.Server{
+			Handler: h,
+			// OPTIONS * is the origin's to answer: net/http would answer it itself, and
+			// the request would never be recorded or reach the origin.
+			DisableGeneralOptionsHandler: true,
+			ReadHeaderTimeout:            e.cfg.HeaderTimeout,
+			IdleTimeout:                  e.cfg.IdleTimeout,
+			MaxHeaderBytes:               maxHeaderBytes,
+			ErrorLog:                     errLog,
+			ConnState:                    e.countConn,
+			ConnContext: func(ctx context.Context, c net.Conn) context.Context {
+				return context.WithValue(ctx, connInfoKey{}, info(c))
+			},
+		}
 	}
+	e.proxySrv = server(e.serveProxy, func(c net.Conn) *connInfo {
+		fc, _ := c.(*framingConn)
+		return &connInfo{id: e.connIDs.Add(1), accepted: time.Now(), framing: fc, proc: e.lookupProcess(c)}
+	})
 	e.mitmLn = newChanListener(e.ln.Addr())
-	e.mitmSrv = &http.Server{
-		Handler:                      http.HandlerFunc(e.serveExchange),
-		DisableGeneralOptionsHandler: true,
-		ReadHeaderTimeout:            e.cfg.HeaderTimeout,
-		IdleTimeout:                  e.cfg.IdleTimeout,
-		MaxHeaderBytes:               maxHeaderBytes,
-		ErrorLog:                     errLog,
-		ConnState:                    e.countConn,
-		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
-			return context.WithValue(ctx, connInfoKey{}, infoOf(c))
-		},
-	}
+	e.mitmSrv = server(e.serveExchange, infoOf)
 	e.h2srv = &http2.Server{
 		IdleTimeout: e.cfg.IdleTimeout,
 		// The protocol's initial frame size (16 KiB) rather than x/net's 1 MiB default:
