@@ -317,6 +317,7 @@ func BenchmarkIndexIngestPaced(b *testing.B) {
 		s := openTest(b, filepath.Join(b.TempDir(), "sessions.db"), Options{MaxBytes: 1 << 50})
 		tick := time.NewTicker(10 * time.Millisecond)
 		per := rate / 100
+		cpu0, written0 := processCPU(), procIO("write_bytes")
 		start := time.Now()
 		put, bodies := 0, int64(0)
 		for time.Since(start) < time.Duration(secs)*time.Second {
@@ -337,16 +338,28 @@ func BenchmarkIndexIngestPaced(b *testing.B) {
 		st := s.Stats()
 		b.Logf("%d sessions in %v (%.0f/s, %.1f MB/s of bodies): dropped %d, bodies dropped %d, bodies via the overflow file %d; index %d segments",
 			put, took.Round(time.Millisecond), float64(put)/took.Seconds(), float64(bodies)/1e6/took.Seconds(), st.Dropped, st.BodiesDropped, st.Overflowed, st.Index.Segments)
+		stored := float64(put) - float64(st.Dropped)
+		cpu, written := float64(processCPU()-cpu0), float64(procIO("write_bytes")-written0)
+		b.Logf("per stored session: %.0f µs of CPU (the generator's included), %.1f KB written to disk (bodies %.1f KB on average)",
+			cpu/1e3/stored, written/1e3/stored, float64(bodies)/1e3/float64(put))
 		b.ReportMetric(float64(st.Dropped), "dropped")
 		b.ReportMetric(float64(st.BodiesDropped), "bodies-dropped")
+		b.ReportMetric(cpu/1e3/stored, "cpu-µs/stored")
+		b.ReportMetric(written/1e3/stored, "KB-written/stored")
 		b.ReportMetric(float64(put)/took.Seconds(), "sessions/s")
 		s.Close()
 	}
 }
 
+// procIO is a field of /proc/self/io in bytes (0 where there is none).
+func procIO(field string) int64 { return procField("/proc/self/io", field) }
+
 // procStatus is a field of /proc/self/status in KiB (0 where there is none).
-func procStatus(field string) int64 {
-	data, err := os.ReadFile("/proc/self/status")
+func procStatus(field string) int64 { return procField("/proc/self/status", field) }
+
+// procField is the number of a "field: N [kB]" line of a /proc file.
+func procField(path, field string) int64 {
+	data, err := os.ReadFile(path)
 	if err != nil {
 		return 0
 	}

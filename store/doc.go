@@ -42,8 +42,8 @@
 //	│                                bytes of one body index segment
 //	├── ixdata                       uint64 segment number → the segment: an inverted list gram →
 //	│                                sessions (index.go, segment2.go; not counted in MaxBytes)
-//	└── ixpending                    id → the session's grams: committed sessions not yet in a
-//	                                 segment (empty value: grams unknown)
+//	└── ixpending                    id → empty: committed sessions not yet in a segment (files
+//	                                 written before 2026-12 may hold their Bloom filters)
 //
 // Schema history: 1 the layout above with every body in the bodies bucket and certificates
 // inside the records; 2 bodies of ≤ 1 KiB inside the record; 3 the certs bucket; 4 the body
@@ -88,7 +88,7 @@
 // of filter.SessionText (URL, header lines, bodies decoded and cut at filter.MaxSearchBody,
 // WebSocket messages): trigrams of ASCII-lower-cased bytes, plus every five consecutive
 // digits of a number. The writer gathers a session's grams when it commits the session,
-// puts them under its id in ixpending in the same transaction, and, once about 8 MiB of
+// puts its id in ixpending in the same transaction, and, once about 8 MiB of
 // text or 8192 sessions are gathered (or the store closes), writes them as one immutable
 // segment and deletes their pending keys, in one transaction: the index is written once,
 // appended, never read-modified-written. Segments are format 2 (segment2.go): posting
@@ -96,7 +96,8 @@
 // delta-coded directory with a skip table; format-1 segments (8-byte directory entries,
 // varint gaps) of earlier files are read as they are until retention or compact replaces
 // them. A kill -9 leaves the pending keys; Open gathers
-// them again. Searches test pending sessions by their stored grams. Deleted or replaced
+// them again. Searches test pending sessions by Bloom filters of their grams, kept in
+// memory (pendingBlooms; rebuilt by Open for what a crash left pending). Deleted or replaced
 // sessions keep postings in old segments (confirmation drops them); retention drops a
 // segment once all its sessions are evicted; Clear empties the index; Compact rebuilds it
 // in the copy. A store of schema 3 gets, on its first writable Open, a backfill range of

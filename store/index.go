@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"sync"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -31,7 +32,7 @@ import (
 var (
 	bIxSegs    = []byte("ixsegs")    // seq → segment header (ixSegHeader)
 	bIxData    = []byte("ixdata")    // seq → segment blob (encodeSegment)
-	bIxPending = []byte("ixpending") // id → empty: committed, not yet in a segment
+	bIxPending = []byte("ixpending") // id → empty: committed, not yet in a segment (pendingBlooms)
 
 	ixBuckets = [][]byte{bIxSegs, bIxData, bIxPending}
 
@@ -109,6 +110,76 @@ type ixBuilder struct {
 	// flushed: a segment of the builder was written in the current write transaction;
 	// reset: Clear emptied the index in it. Applied when the transaction commits (settle).
 	flushed, reset bool
+
+	// blooms holds the Bloom filters of the builder's sessions for searches (the store's
+	// builder; nil for the backfill's).
+	blooms *pendingBlooms
+}
+
+// pendingBlooms are the Bloom filters of the sessions in ixpending (committed, not yet in
+// a segment), in memory: searches test pending sessions with them instead of loading each
+// one. They used to be ixpending's values, written with the session and deleted with its
+// pending key when its segment was written: a third of the bytes a 1–16 KB session
+// wrote, written only to be deleted. A session's filter is added when it is put (before
+// its transaction commits: a search sees its pending key only after) and dropped once its
+// segment's transaction has committed (a search of an older snapshot finds none and
+// confirms the session on its record, as it does for a session whose filter is unknown).
+// Their memory is bounded by the builder's: at most a segment's sessions, about a byte
+// per gram. Safe for concurrent use; the methods of a nil *pendingBlooms do nothing.
+type pendingBlooms struct {
+	mu sync.RWMutex
+	m  map[session.ID][]byte
+}
+
+func (p *pendingBlooms) put(id session.ID, bloom []byte) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	if p.m == nil {
+		p.m = map[session.ID][]byte{}
+	}
+	p.m[id] = bloom
+	p.mu.Unlock()
+}
+
+// get returns id's filter, nil when there is none.
+func (p *pendingBlooms) get(id session.ID) []byte {
+	if p == nil {
+		return nil
+	}
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return p.m[id]
+}
+
+func (p *pendingBlooms) drop(ids []session.ID) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	for _, id := range ids {
+		delete(p.m, id)
+	}
+	p.mu.Unlock()
+}
+
+func (p *pendingBlooms) reset() {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	p.m = nil
+	p.mu.Unlock()
+}
+
+func (p *pendingBlooms) len() int {
+	if p == nil {
+		return 0
+	}
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return len(p.m)
 }
 
 func (b *ixBuilder) empty() bool { return len(b.ids) == 0 }
@@ -203,7 +274,7 @@ func (g *gramSet) gramsOf(ss *session.Session) *sessionGrams {
 	return &sessionGrams{grams: grams, text: text, bloom: appendBloom(nil, grams)}
 }
 
-// appendBloom appends the Bloom filter of grams (a session's ixpending value) to dst:
+// appendBloom appends the Bloom filter of grams (a pending session's, pendingBlooms) to dst:
 // about a byte per gram, 3 probes: a few percent false positives, confirmed on the
 // record, so searches test pending sessions without loading them.
 func appendBloom(dst []byte, grams []uint32) []byte {
@@ -598,12 +669,12 @@ func ixPut(b *buckets, key []byte, ss *session.Session, pre *sessionGrams) error
 	}
 	if pre != nil {
 		b.ix.addGrams(ss.ID, pre.grams, pre.text)
-		return b.pending.Put(key, pre.bloom)
+		b.ix.blooms.put(ss.ID, pre.bloom)
+	} else {
+		b.ix.add(ss.ID, indexSource(ss))
+		b.ix.blooms.put(ss.ID, appendBloom(nil, b.ix.gbuf)) // add leaves the grams in gbuf
 	}
-	b.ix.add(ss.ID, indexSource(ss))
-	// The session's grams (add leaves them in gbuf) go with its pending key as a Bloom
-	// filter.
-	return b.pending.Put(key, b.encode(func(dst []byte) []byte { return appendBloom(dst, b.ix.gbuf) }))
+	return b.pending.Put(key, nil)
 }
 
 func gramHash(g uint32) uint64 {
@@ -611,8 +682,9 @@ func gramHash(g uint32) uint64 {
 	return x ^ x>>29
 }
 
-// pendingMatch reports whether the grams of a pending session (its ixpending value, a
-// Bloom filter) may satisfy plan; a session without grams (empty value) may match.
+// pendingMatch reports whether the grams of a pending session (v, its Bloom filter: from
+// pendingBlooms, or its ixpending value in files written before those were kept in
+// memory) may satisfy plan; a session without a filter (nil) may match.
 func pendingMatch(v []byte, plan ixPlan) bool {
 	if len(v) < 8 || len(v)&(len(v)-1) != 0 {
 		return true // no grams (or not a filter): the record decides
@@ -665,6 +737,12 @@ func ixFlush(b *buckets, force bool) error {
 
 // settle applies what the committed transaction did to the builder.
 func (b *ixBuilder) settle(committed bool) {
+	switch {
+	case committed && b.reset:
+		b.blooms.reset()
+	case committed && b.flushed:
+		b.blooms.drop(b.ids)
+	}
 	if committed && (b.flushed || b.reset) {
 		b.clear()
 	}
@@ -901,6 +979,9 @@ func extraCandidates(tx *bolt.Tx, q *Query, plan ixPlan) []session.ID {
 		pc := bk.Cursor()
 		for k, v := pc.Seek(idKey(session.ID(from))); k != nil && len(k) == 8 && uint64(keyID(k)) <= to; k, v = pc.Next() {
 			if id := keyID(k); inQuery(q, id) {
+				if test && len(v) == 0 {
+					v = q.blooms.get(id)
+				}
 				if test && !pendingMatch(v, plan) {
 					continue
 				}
@@ -1085,6 +1166,7 @@ func (s *Store) openIndex() error {
 				return err
 			}
 			s.ix.add(ss.ID, ss)
+			s.ix.blooms.put(ss.ID, appendBloom(nil, s.ix.gbuf))
 		}
 		return nil
 	})

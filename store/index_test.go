@@ -391,3 +391,108 @@ func TestListContextCancel(t *testing.T) {
 		}
 	}
 }
+
+// Pending sessions (committed, not yet in a segment) are tested by Bloom filters kept in
+// memory, not stored: ixpending holds only their ids, a rare token's candidates among
+// them are the session that has it, a search finds it, and a store reopened after a
+// crash (a copy of the committed file) rebuilds the filters. Filters stored as ixpending
+// values by earlier files still narrow the candidates.
+func TestPendingBloomsInMemory(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	dir := t.TempDir()
+	s := openTest(t, filepath.Join(dir, "sessions.db"), Options{})
+	var rare session.ID
+	for i := 0; i < 200; i++ {
+		ss := ixSession(t, r, s.NextID())
+		if i == 77 {
+			ss.Response.Header.Del("Content-Encoding")
+			ss.Response.Header.Set("Content-Type", "application/json")
+			ss.Response.Body = session.Body{Data: []byte(`{"code":"zqxjkvunique"}`), Size: 23}
+			rare = ss.ID
+		}
+		s.Put(ss)
+	}
+	if err := s.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	plan := planFor(filter.MustParse("body:zqxjkvunique"))
+	check := func(s *Store, stage string) {
+		t.Helper()
+		if n := s.blooms.len(); n != 200 {
+			t.Fatalf("%s: %d pending filters in memory, want 200", stage, n)
+		}
+		var cand []session.ID
+		stored := 0
+		s.view(func(tx *bolt.Tx) error {
+			tx.Bucket(bIxPending).ForEach(func(_, v []byte) error {
+				stored += len(v)
+				return nil
+			})
+			cand = extraCandidates(tx, &Query{blooms: &s.blooms}, plan)
+			return nil
+		})
+		if stored != 0 {
+			t.Errorf("%s: ixpending values hold %d bytes, want only ids", stage, stored)
+		}
+		if !slices.Equal(cand, []session.ID{rare}) {
+			t.Errorf("%s: pending candidates %v, want [%d]", stage, cand, rare)
+		}
+		got, err := s.List(Query{Filter: filter.MustParse("body:zqxjkvunique")})
+		if err != nil || !slices.Equal(ids(got), []session.ID{rare}) {
+			t.Errorf("%s: List = %v, %v", stage, ids(got), err)
+		}
+	}
+	check(s, "after Flush")
+
+	// A kill -9 now leaves the committed file: a copy of it is what Open finds.
+	crashed := filepath.Join(dir, "crashed.db")
+	if err := s.view(func(tx *bolt.Tx) error { return tx.CopyFile(crashed, 0o600) }); err != nil {
+		t.Fatal(err)
+	}
+	old := filepath.Join(dir, "old.db")
+	if err := s.view(func(tx *bolt.Tx) error { return tx.CopyFile(old, 0o600) }); err != nil {
+		t.Fatal(err)
+	}
+	c := openTest(t, crashed, Options{})
+	check(c, "reopened")
+	c.Close()
+
+	// A file that kept the filters as ixpending values: they decide, with or without
+	// filters in memory.
+	db, err := bolt.Open(old, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gs gramSet
+	var others int
+	err = db.Update(func(tx *bolt.Tx) error {
+		pending := tx.Bucket(bIxPending)
+		return pending.ForEach(func(k, _ []byte) error {
+			ss, err := loadSession(tx, keyID(k))
+			if err != nil {
+				return err
+			}
+			others++
+			return pending.Put(k, gs.gramsOf(ss).bloom)
+		})
+	})
+	db.Close()
+	if err != nil || others != 200 {
+		t.Fatalf("writing old-style values: %v (%d)", err, others)
+	}
+	o := openTest(t, old, Options{})
+	o.view(func(tx *bolt.Tx) error {
+		if cand := extraCandidates(tx, &Query{}, plan); !slices.Equal(cand, []session.ID{rare}) {
+			t.Errorf("stored filters: candidates %v, want [%d]", cand, rare)
+		}
+		return nil
+	})
+
+	// Once the segment is written (Close writes the last one), no filter is left.
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := s.blooms.len(); n != 0 {
+		t.Errorf("%d filters kept after the segment was written", n)
+	}
+}

@@ -155,6 +155,7 @@ func (r *bodyReader) Close() error { r.eof, r.buf = true, nil; return nil }
 func (s *Store) List(q Query) ([]session.Summary, error) {
 	var out []session.Summary
 	err := s.view(func(tx *bolt.Tx) error {
+		q.blooms = &s.blooms
 		return scan(tx, q, func(sum *session.Summary) bool {
 			out = append(out, *sum)
 			return q.Limit <= 0 || len(out) < q.Limit
@@ -174,7 +175,7 @@ func (s *Store) ListContext(ctx context.Context, q Query) ([]session.Summary, er
 func (s *Store) CountContext(ctx context.Context, f *filter.Expr) (int, error) {
 	n := 0
 	err := s.view(func(tx *bolt.Tx) error {
-		return scan(tx, Query{Filter: f, ctx: ctx}, func(*session.Summary) bool { n++; return true })
+		return scan(tx, Query{Filter: f, ctx: ctx, blooms: &s.blooms}, func(*session.Summary) bool { n++; return true })
 	})
 	return n, err
 }
@@ -194,7 +195,7 @@ func (s *Store) Count(f *filter.Expr) (int, error) {
 	}
 	n := 0
 	err := s.view(func(tx *bolt.Tx) error {
-		return scan(tx, Query{Filter: f}, func(*session.Summary) bool { n++; return true })
+		return scan(tx, Query{Filter: f, blooms: &s.blooms}, func(*session.Summary) bool { n++; return true })
 	})
 	return n, err
 }

@@ -84,6 +84,8 @@ type Query struct {
 	Newest bool         // newest first instead of oldest first
 
 	ctx context.Context // ListContext, CountContext: a walk ends with ctx.Err() once done
+	// blooms are the store's pending sessions' Bloom filters (set by List and Count).
+	blooms *pendingBlooms
 }
 
 // Stats are the store's counters.
@@ -197,6 +199,8 @@ type Store struct {
 	// transactions only, under ixMu (writeTx).
 	ix   ixBuilder
 	ixMu sync.Mutex
+	// blooms are the pending sessions' Bloom filters (s.ix.blooms; index.go).
+	blooms pendingBlooms
 	// ixStop ends the backfill of an older store's sessions; ixDone is closed when it
 	// has ended.
 	ixStop, ixDone chan struct{}
@@ -345,6 +349,7 @@ func open(path string, opts Options) (*Store, error) {
 		s.nudge = make(chan struct{}, 1)
 		s.nudgeLen = max(1, min(maxBatch, opts.QueueSize/4))
 		s.done = make(chan struct{})
+		s.ix.blooms = &s.blooms
 		if err := s.openIndex(); err != nil {
 			db.Close()
 			return nil, fmt.Errorf("%s: %w", path, err)
