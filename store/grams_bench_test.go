@@ -1,8 +1,11 @@
 package store
 
 import (
+	"math/rand/v2"
 	"net/http"
 	"testing"
+
+	"inspector/engine/session"
 )
 
 // BenchmarkSessionGrams finds the grams and Bloom filter of a small API exchange (URL,
@@ -25,5 +28,27 @@ func BenchmarkSessionGrams(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		gs.gramsOf(ss)
+	}
+}
+
+// BenchmarkSessionGramsLarge finds the grams and Bloom filter of sessions with 1–200 KB
+// JSON, HTML and JS bodies (a tenth br or zstd), the realistic mix.
+func BenchmarkSessionGramsLarge(b *testing.B) {
+	r := rand.New(rand.NewPCG(5, 6))
+	pool := benchPool(b, r, newBenchVocab(r, 20000), 60, 1<<10, 200<<10)
+	sessions := make([]*session.Session, 60)
+	bytes := 0
+	for i := range sessions {
+		var n int
+		sessions[i], n = benchIndexSession(r, pool, session.ID(i+1))
+		bytes += n
+	}
+	var gs gramSet
+	b.SetBytes(int64(bytes / len(sessions)))
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		gs.gramsOf(sessions[i%len(sessions)])
+		i++
 	}
 }

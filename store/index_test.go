@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -494,5 +495,80 @@ func TestPendingBloomsInMemory(t *testing.T) {
 	}
 	if n := s.blooms.len(); n != 0 {
 		t.Errorf("%d filters kept after the segment was written", n)
+	}
+}
+
+// refGrams is the distinct grams of ss's text found plainly (every window of three
+// bytes; every five digits ending a run of at least five, read with strconv), sorted.
+func refGrams(ss *session.Session) (grams []uint32, text int) {
+	seen := map[uint32]bool{}
+	add := func(g uint32) {
+		if !seen[g] {
+			seen[g] = true
+			grams = append(grams, g)
+		}
+	}
+	isDigit := func(c byte) bool { return c >= '0' && c <= '9' }
+	filter.SessionText(ss, func(p []byte) bool {
+		text += len(p)
+		if len(p) < 3 {
+			return false
+		}
+		for i := 0; i+3 <= len(p); i++ {
+			add(uint32(lowerASCIIByte(p[i]))<<16 | uint32(lowerASCIIByte(p[i+1]))<<8 | uint32(lowerASCIIByte(p[i+2])))
+		}
+		for j := 4; j < len(p); j++ {
+			if all := !slices.ContainsFunc(p[j-4:j+1], func(c byte) bool { return !isDigit(c) }); all {
+				n, _ := strconv.Atoi(string(p[j-4 : j+1]))
+				add(digitGram | uint32(n))
+			}
+		}
+		return false
+	})
+	slices.Sort(grams)
+	return grams, text
+}
+
+// The gramSet finds exactly the grams of the reference, session after session (its set
+// cleared between them), for ASCII text, UTF-8, binary bytes, capitals, digit runs
+// and short pieces.
+func TestGramSetMatchesReference(t *testing.T) {
+	r := rand.New(rand.NewPCG(31, 32))
+	var gs gramSet
+	texts := []string{"ab", "abc", "ABC abc", "12345", "1234", "x123456789012y", "naïve café – ünïcödé ☃",
+		"\x00\x01\x02\xff\xfe", "\t\n\r~ }{|", strings.Repeat("0", 40), "Mixed CASE and 98765 4321 00000"}
+	for i := 0; i < 200; i++ {
+		b := make([]byte, r.IntN(300))
+		for j := range b {
+			switch r.IntN(4) {
+			case 0:
+				b[j] = byte(r.IntN(256))
+			case 1:
+				b[j] = '0' + byte(r.IntN(10))
+			default:
+				b[j] = 0x20 + byte(r.IntN(95))
+			}
+		}
+		texts = append(texts, string(b))
+	}
+	for i, text := range texts {
+		ss := testSession(session.ID(i+1), 200, 0, 0)
+		ss.Request.URL = "https://example.com/p"
+		ss.Response.Header.Set("Content-Type", "text/plain")
+		ss.Response.Body = session.Body{Data: []byte(text), Size: int64(len(text))}
+		if i%3 == 0 {
+			ss = ixSession(t, r, session.ID(i+1))
+		}
+		want, wantText := refGrams(ss)
+		got, gotText := gs.of(ss, nil)
+		slices.Sort(got)
+		if !slices.Equal(got, want) || gotText != wantText {
+			t.Fatalf("text %d %q: %d grams (%d bytes), reference %d (%d bytes)", i, text, len(got), gotText, len(want), wantText)
+		}
+	}
+	for _, w := range gs.seen {
+		if w != 0 {
+			t.Fatal("the gram set was not cleared after its session")
+		}
 	}
 }
