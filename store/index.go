@@ -173,15 +173,6 @@ func (p *pendingBlooms) reset() {
 	p.mu.Unlock()
 }
 
-func (p *pendingBlooms) len() int {
-	if p == nil {
-		return 0
-	}
-	p.mu.RLock()
-	defer p.mu.RUnlock()
-	return len(p.m)
-}
-
 func (b *ixBuilder) empty() bool { return len(b.ids) == 0 }
 
 func (b *ixBuilder) full() bool {
@@ -200,6 +191,12 @@ func (b *ixBuilder) add(id session.ID, ss *session.Session) {
 	var text int
 	b.gbuf, text = b.gs.of(ss, b.gbuf[:0])
 	b.addGrams(id, b.gbuf, text)
+}
+
+// addPending is add for a session in ixpending: its Bloom filter goes to b.blooms.
+func (b *ixBuilder) addPending(id session.ID, ss *session.Session) {
+	b.add(id, ss)
+	b.blooms.put(id, appendBloom(nil, b.gbuf)) // add leaves the grams in gbuf
 }
 
 // addGrams gathers grams, the distinct grams of a session of text bytes, under id.
@@ -671,8 +668,7 @@ func ixPut(b *buckets, key []byte, ss *session.Session, pre *sessionGrams) error
 		b.ix.addGrams(ss.ID, pre.grams, pre.text)
 		b.ix.blooms.put(ss.ID, pre.bloom)
 	} else {
-		b.ix.add(ss.ID, indexSource(ss))
-		b.ix.blooms.put(ss.ID, appendBloom(nil, b.ix.gbuf)) // add leaves the grams in gbuf
+		b.ix.addPending(ss.ID, indexSource(ss))
 	}
 	return b.pending.Put(key, nil)
 }
@@ -1165,8 +1161,7 @@ func (s *Store) openIndex() error {
 			if err != nil {
 				return err
 			}
-			s.ix.add(ss.ID, ss)
-			s.ix.blooms.put(ss.ID, appendBloom(nil, s.ix.gbuf))
+			s.ix.addPending(ss.ID, ss)
 		}
 		return nil
 	})

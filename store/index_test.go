@@ -393,6 +393,12 @@ func TestListContextCancel(t *testing.T) {
 	}
 }
 
+func (p *pendingBlooms) len() int {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return len(p.m)
+}
+
 // Pending sessions (committed, not yet in a segment) are tested by Bloom filters kept in
 // memory, not stored: ixpending holds only their ids, a rare token's candidates among
 // them are the session that has it, a search finds it, and a store reopened after a
