@@ -238,7 +238,15 @@ func (e *Engine) serveConnect(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	cc := &clientConn{Conn: conn, r: brw.Reader, info: info}
-	established := time.Now()
+	e.serveTunnelled(cc, r, target, host, time.Now())
+}
+
+// serveTunnelled serves a client connection that has been told its tunnel to target
+// (host:port, host already split off) is established: it sniffs the first bytes and
+// decrypts TLS, serves HTTP/1 or h2, or relays an opaque tunnel. connect is the CONNECT
+// request (or one standing for it: ServeConn); the loop check has passed.
+func (e *Engine) serveTunnelled(cc *clientConn, r *http.Request, target, host string, established time.Time) {
+	conn := cc.Conn
 	if matchAny(e.cfg.NoDecrypt, host) || e.cfg.CA == nil {
 		e.tunnel(cc, r, target, established)
 		return
