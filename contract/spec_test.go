@@ -464,3 +464,11 @@ func contains(ss []string, s string) bool {
 	}
 	return false
 }
+
+func mustMarshal(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
