@@ -248,3 +248,61 @@ func runOpenAPIDiff(args []string) error {
 	}
 	return nil
 }
+
+func init() {
+	register("proto", "infer .proto files from the stored gRPC sessions", runProto)
+}
+
+func runProto(args []string) error {
+	fs := newFlagSet("proto")
+	dataDir := dataDirFlag(fs)
+	filterExpr := fs.String("filter", "", "only sessions matching this filter expression")
+	out := fs.String("o", "", "output `DIR` (required); files are written as PACKAGE/inferred.proto")
+	if err := parseNoArgs(fs, args); err != nil {
+		return err
+	}
+	if *out == "" {
+		return usagef("proto needs -o DIR")
+	}
+	f, err := parseFilterFlag(*filterExpr)
+	if err != nil {
+		return err
+	}
+	dir, err := dataDir()
+	if err != nil {
+		return err
+	}
+	src, err := openSource(dir)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	in := contract.NewProtoInferrer()
+	if err := src.each(*filterExpr, f, func(s *session.Session) error { in.Add(s); return nil }); err != nil {
+		return err
+	}
+	files := in.ProtoFiles()
+	if len(files) == 0 {
+		return errors.New("no gRPC sessions match: nothing to infer")
+	}
+	names := make([]string, 0, len(files))
+	for name := range files {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		p := filepath.Join(*out, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		text := files[name]
+		if err := writeOutput(p, func(w io.Writer) error { _, err := io.WriteString(w, text); return err }); err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout, p)
+	}
+	st := in.Stats()
+	fmt.Fprintf(stderr, "proto: %d gRPC sessions, %d methods, %d messages%s; decode with --proto-path %s\n",
+		st.Sessions, st.Operations, st.Bodies, skippedLine(st.Skipped), *out)
+	return nil
+}

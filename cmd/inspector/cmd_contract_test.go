@@ -1,12 +1,18 @@
 package main
 
 import (
+	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"google.golang.org/protobuf/encoding/protowire"
+
 	"inspector/contract"
+	"inspector/engine/content"
+	"inspector/engine/session"
 	"inspector/store"
 )
 
@@ -66,5 +72,47 @@ func TestOpenAPICommands(t *testing.T) {
 	os.WriteFile(broken, []byte("openapi: 3.1.0\ninfo: [\n"), 0o600)
 	if code, _, errOut := runCLI(t, "openapi", "check", dd, "--spec", broken); code != 1 || !strings.Contains(errOut, "broken.yaml:") {
 		t.Errorf("broken spec: %d %q", code, errOut)
+	}
+}
+
+func TestProtoCommandOutputDecodesTheTraffic(t *testing.T) {
+	dir := t.TempDir()
+	st, err := store.Open(filepath.Join(dir, "sessions.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 5; i++ {
+		var req, resp []byte
+		req = protowire.AppendTag(req, 1, protowire.BytesType)
+		req = protowire.AppendString(req, fmt.Sprintf("name %d", i))
+		req = protowire.AppendTag(req, 2, protowire.VarintType)
+		req = protowire.AppendVarint(req, uint64(i))
+		resp = protowire.AppendTag(resp, 1, protowire.BytesType)
+		resp = protowire.AppendString(resp, "hello")
+		s := mkSession(st.NextID(), 200, grpcFrame(resp))
+		s.Request.Method, s.Request.URL = "POST", "https://127.0.0.1:9/demo.v1.Greeter/SayHello"
+		s.Request.Header = http.Header{"Content-Type": {"application/grpc"}}
+		s.Request.Body = session.Body{Data: grpcFrame(req), Size: int64(len(req) + 5)}
+		s.Response.Header = http.Header{"Content-Type": {"application/grpc"}, "Grpc-Status": {"0"}}
+		st.Put(s)
+	}
+	st.Put(mkSession(st.NextID(), 200, []byte(`{"n":1}`))) // not gRPC: ignored
+	st.Close()
+	out := t.TempDir()
+	code, stdoutText, errOut := runCLI(t, "proto", "--data-dir", dir, "-o", out)
+	if code != 0 || !strings.Contains(stdoutText, filepath.Join("demo", "v1", "inferred.proto")) || !strings.Contains(errOut, "5 gRPC sessions, 1 methods") {
+		t.Fatalf("proto: %d %q %q", code, stdoutText, errOut)
+	}
+	// The files load as the instance's --proto-path would, and name the method's types.
+	protos, err := content.LoadProtos([]string{out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, ok := protos.Method("/demo.v1.Greeter/SayHello")
+	if !ok || m.Input().Fields().ByNumber(1).Kind().String() != "string" || m.Input().Fields().ByNumber(2) == nil {
+		t.Fatalf("method %v %v", m, ok)
+	}
+	if code, _, errOut := runCLI(t, "proto", "--data-dir", dir); code != 2 || !strings.Contains(errOut, "-o DIR") {
+		t.Errorf("no -o: %d %q", code, errOut)
 	}
 }
