@@ -18,6 +18,7 @@ require (
 require github.com/sergi/go-diff v1.4.0
 
 require (
+	github.com/agnivade/levenshtein v1.2.2 // indirect
 	github.com/dlclark/regexp2/v2 v2.5.2 // indirect
 	github.com/go-openapi/jsonpointer v0.22.5 // indirect
 	github.com/go-openapi/swag/jsonname v0.25.5 // indirect

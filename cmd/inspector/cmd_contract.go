@@ -306,3 +306,67 @@ func runProto(args []string) error {
 		st.Sessions, st.Operations, st.Bodies, skippedLine(st.Skipped), *out)
 	return nil
 }
+
+func init() {
+	register("graphql", "the GraphQL operations seen and an SDL skeleton of their types", runGraphQL)
+}
+
+func runGraphQL(args []string) error {
+	fs := newFlagSet("graphql")
+	dataDir := dataDirFlag(fs)
+	filterExpr := fs.String("filter", "", "only sessions matching this filter expression")
+	out := fs.String("o", "", "output `FILE` (stdout when absent)")
+	asJSON := fs.Bool("json", false, "JSON: per endpoint, its operations (with variables' schema) and the SDL")
+	if err := parseNoArgs(fs, args); err != nil {
+		return err
+	}
+	f, err := parseFilterFlag(*filterExpr)
+	if err != nil {
+		return err
+	}
+	dir, err := dataDir()
+	if err != nil {
+		return err
+	}
+	src, err := openSource(dir)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	in := contract.NewGraphQLInferrer()
+	if err := src.each(*filterExpr, f, func(s *session.Session) error { in.Add(s); return nil }); err != nil {
+		return err
+	}
+	eps := in.Endpoints()
+	if len(eps) == 0 {
+		return errors.New("no GraphQL sessions match: nothing to infer")
+	}
+	return writeOutput(*out, func(w io.Writer) error {
+		if *asJSON {
+			type endpoint struct {
+				URL        string                      `json:"url"`
+				Operations []contract.GraphQLOperation `json:"operations"`
+				SDL        string                      `json:"sdl"`
+			}
+			var all []endpoint
+			for _, ep := range eps {
+				all = append(all, endpoint{ep, in.Operations(ep), in.SDL(ep)})
+			}
+			enc := json.NewEncoder(w)
+			enc.SetIndent("", "  ")
+			return enc.Encode(all)
+		}
+		for _, ep := range eps {
+			fmt.Fprintf(w, "# Operations seen at %s:\n", ep)
+			for _, op := range in.Operations(ep) {
+				name := op.Name
+				if name == "" {
+					name = "(anonymous)"
+				}
+				fmt.Fprintf(w, "#   %s %s: %d calls, %d with errors\n", op.Type, name, op.Count, op.Errors)
+			}
+			fmt.Fprintf(w, "\n%s\n", in.SDL(ep))
+		}
+		return nil
+	})
+}
