@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
@@ -107,6 +108,55 @@ func NewValidator(doc *openapi3.T) (*Validator, error) {
 		return nil, err
 	}
 	return &Validator{doc: doc, router: r}, nil
+}
+
+// Covers reports whether the document speaks of s's origin: it has no servers, or one
+// whose scheme and host are s's. Sessions to other origins are not checked against it.
+func (v *Validator) Covers(s *session.Session) bool {
+	if len(v.doc.Servers) == 0 {
+		return true
+	}
+	u, err := url.Parse(s.Request.URL)
+	if err != nil {
+		return false
+	}
+	for _, srv := range v.doc.Servers {
+		if su, err := url.Parse(srv.URL); err == nil && strings.EqualFold(su.Host, u.Host) && (su.Scheme == "" || su.Scheme == u.Scheme) {
+			return true
+		}
+	}
+	return false
+}
+
+// Filter is the check for contract: filter terms (filter.SetContract): sessions to an
+// origin the document covers are checked, with verdicts of stored sessions cached (a
+// session is immutable once stored).
+func (v *Validator) Filter() func(*session.Session) (checked, conforms bool) {
+	var mu sync.Mutex
+	cache := map[session.ID]bool{}
+	return func(s *session.Session) (bool, bool) {
+		if s.Response == nil || s.Flags.Has(session.FlagTunnel) || s.Flags.Has(session.FlagHandshakeFailed) || !v.Covers(s) {
+			return false, false
+		}
+		if s.ID != 0 {
+			mu.Lock()
+			ok, hit := cache[s.ID]
+			mu.Unlock()
+			if hit {
+				return true, ok
+			}
+		}
+		ok := v.Check(s).Conforms
+		if s.ID != 0 {
+			mu.Lock()
+			if len(cache) >= 1<<17 {
+				clear(cache)
+			}
+			cache[s.ID] = ok
+			mu.Unlock()
+		}
+		return true, ok
+	}
 }
 
 // Check validates s's request and response. Sessions that are no HTTP exchange conform

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -367,6 +368,23 @@ func runGraphQL(args []string) error {
 			}
 			fmt.Fprintf(w, "\n%s\n", in.SDL(ep))
 		}
+		return nil
+	})
+}
+
+// contractFlag adds --contract FILE: the OpenAPI document that contract: filter terms check
+// sessions against (loaded when the flag is parsed, so a bad file fails at once).
+func contractFlag(fs *flag.FlagSet) {
+	fs.Func("contract", "OpenAPI `FILE` that the filter terms contract:violation and contract:ok check sessions against", func(v string) error {
+		doc, err := contract.LoadDocument(v)
+		if err != nil {
+			return err
+		}
+		val, err := contract.NewValidator(doc)
+		if err != nil {
+			return fmt.Errorf("%s: %w", v, err)
+		}
+		filter.SetContract(val.Filter())
 		return nil
 	})
 }

@@ -12,6 +12,7 @@ import (
 
 	"inspector/contract"
 	"inspector/engine/content"
+	"inspector/engine/filter"
 	"inspector/engine/session"
 	"inspector/store"
 )
@@ -114,5 +115,41 @@ func TestProtoCommandOutputDecodesTheTraffic(t *testing.T) {
 	}
 	if code, _, errOut := runCLI(t, "proto", "--data-dir", dir); code != 2 || !strings.Contains(errOut, "-o DIR") {
 		t.Errorf("no -o: %d %q", code, errOut)
+	}
+}
+
+func TestSessionsFilterByContract(t *testing.T) {
+	dir := fillStore(t, 200, 200, 200)
+	dd := "--data-dir=" + dir
+	api := filepath.Join(t.TempDir(), "api.yaml")
+	if code, _, errOut := runCLI(t, "openapi", dd, "-o", api); code != 0 {
+		t.Fatal(errOut)
+	}
+	defer filter.SetContract(nil)
+	st, err := store.Open(filepath.Join(dir, "sessions.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seven := mkSession(st.NextID(), 200, []byte(`{"n":"seven"}`))
+	st.Put(seven)
+	other := mkSession(st.NextID(), 200, []byte(`{"x":1}`))
+	other.Request.URL = "https://elsewhere.example/item/1" // not covered by the contract
+	st.Put(other)
+	st.Close()
+	code, out, errOut := runCLI(t, "sessions", dd, "--contract", api, "--filter", "contract:violation")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	// Session 2 has a binary body labelled JSON, seven a string where the contract
+	// has an integer; other is to another origin, so neither ok nor a violation.
+	if code != 0 || len(lines) != 2 || !strings.HasPrefix(lines[0], "#2 ") || !strings.HasPrefix(lines[1], fmt.Sprintf("#%d ", seven.ID)) {
+		t.Fatalf("contract:violation: %d %q %q", code, out, errOut)
+	}
+	code, out, _ = runCLI(t, "sessions", dd, "--contract", api, "--filter", "contract:ok")
+	if n := strings.Count(out, "\n"); code != 0 || n != 2 {
+		t.Errorf("contract:ok: %d %q", code, out)
+	}
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	os.WriteFile(bad, []byte("openapi: 3.1.0\n"), 0o600)
+	if code, _, errOut := runCLI(t, "sessions", dd, "--contract", bad); code != 2 || !strings.Contains(errOut, "bad.yaml") {
+		t.Errorf("bad contract: %d %q", code, errOut)
 	}
 }
