@@ -153,3 +153,24 @@ func TestSessionsFilterByContract(t *testing.T) {
 		t.Errorf("bad contract: %d %q", code, errOut)
 	}
 }
+
+func TestRecordingDiffReportsContractDrift(t *testing.T) {
+	a := fillStore(t, 200, 200)
+	b := t.TempDir()
+	st, err := store.Open(filepath.Join(b, "sessions.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Put(mkSession(st.NextID(), 200, []byte(`{"n":"one","extra":true}`)))
+	st.Close()
+	code, out, errOut := runCLI(t, "diff", "--recording", a, b)
+	if code != 1 || !strings.Contains(out, "contract drift") ||
+		!strings.Contains(out, "field added: GET /item/{itemId} 200 extra") ||
+		!strings.Contains(out, "type changed: GET /item/{itemId} 200 n (integer → string)") {
+		t.Fatalf("diff: %d\n%s\n%s", code, out, errOut)
+	}
+	code, out, _ = runCLI(t, "diff", "--recording", a, b, "--json")
+	if !strings.Contains(out, `"contract_drift"`) {
+		t.Errorf("json: %d %s", code, out)
+	}
+}
