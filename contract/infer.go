@@ -347,3 +347,44 @@ func (in *Inferrer) Hosts() []string {
 	sort.Strings(out)
 	return out
 }
+
+// OperationCount is one operation in a Summary.
+type OperationCount struct {
+	Method string `json:"method"`
+	Path   string `json:"path"` // template, parameters named as in Document
+	Count  int    `json:"count"`
+}
+
+// HostSummary is a host's operations, for a tree view.
+type HostSummary struct {
+	Host       string           `json:"host"`
+	Count      int              `json:"count"`
+	Operations []OperationCount `json:"operations"`
+}
+
+// Summary lists hosts and their operations with sample counts, cheaply (no schemas are
+// rendered): what a live tree view polls.
+func (in *Inferrer) Summary() []HostSummary {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	var out []HostSummary
+	for host, h := range in.hosts {
+		hs := HostSummary{Host: host, Count: h.count}
+		walkOps(h.root, nil, func(segs []string, n *pathNode) {
+			path, _ := template(h.root, segs)
+			for m, op := range n.ops {
+				hs.Operations = append(hs.Operations, OperationCount{Method: m, Path: path, Count: op.count})
+			}
+		})
+		sort.Slice(hs.Operations, func(i, j int) bool {
+			a, b := hs.Operations[i], hs.Operations[j]
+			if a.Path != b.Path {
+				return a.Path < b.Path
+			}
+			return a.Method < b.Method
+		})
+		out = append(out, hs)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Host < out[j].Host })
+	return out
+}
