@@ -13,7 +13,9 @@ func TestContractTerm(t *testing.T) {
 	if bad.Match(s) || good.Match(s) {
 		t.Fatal("contract: terms match without a contract loaded")
 	}
-	SetContract(func(s *session.Session) (bool, bool) { return s.Request.URL != "https://h/none", s.Request.URL == "https://h/ok" })
+	SetContract(func(s *session.Session) (bool, bool) {
+		return s.Request.URL != "https://h/none", s.Request.URL == "https://h/ok"
+	})
 	defer SetContract(nil)
 	if !bad.Match(s) || good.Match(s) || !bad.NeedsSession() {
 		t.Error("a violating session")
