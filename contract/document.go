@@ -71,7 +71,6 @@ func (in *Inferrer) Document(opt Options) *openapi3.T {
 
 type pathParam struct {
 	name, typ, format string
-	count             int
 }
 
 // template names the parameters of a path whose segments are segs ("{}" for a parameter).
@@ -87,11 +86,7 @@ func template(root *pathNode, segs []string) (string, []pathParam) {
 			n = n.param
 			typ, format := n.paramType()
 			name := paramName(prev, used)
-			cnt := 0
-			for _, c := range n.kinds {
-				cnt += c
-			}
-			params = append(params, pathParam{name: name, typ: typ, format: format, count: cnt})
+			params = append(params, pathParam{name: name, typ: typ, format: format})
 			b.WriteString("{" + name + "}")
 			prev = "{"
 			continue
@@ -143,7 +138,7 @@ func (in *Inferrer) renderOp(doc *openapi3.T, method, path string, params []path
 		sch := &openapi3.Schema{Type: &openapi3.Types{p.typ}, Format: p.format}
 		o.Parameters = append(o.Parameters, &openapi3.ParameterRef{Value: &openapi3.Parameter{
 			Name: p.name, In: openapi3.ParameterInPath, Required: true,
-			Schema: openapi3.NewSchemaRef("", sch), Extensions: map[string]any{CountExt: p.count}}})
+			Schema: openapi3.NewSchemaRef("", sch), Extensions: map[string]any{CountExt: op.count}}})
 	}
 	qs := make([]string, 0, len(op.query))
 	for k := range op.query {

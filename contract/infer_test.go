@@ -119,3 +119,22 @@ func mustJSON(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
+
+func TestYAMLKeysInTheUsualOrder(t *testing.T) {
+	t.Parallel()
+	in := NewInferrer()
+	in.Add(sess("GET", "https://h.example/a", 200, "application/json", `{"a":1}`))
+	var b strings.Builder
+	if err := WriteYAML(&b, in.Document(Options{})); err != nil {
+		t.Fatal(err)
+	}
+	var top []string
+	for _, l := range strings.Split(b.String(), "\n") {
+		if l != "" && l[0] != ' ' && l[0] != '-' {
+			top = append(top, strings.TrimSuffix(strings.Fields(l)[0], ":"))
+		}
+	}
+	if got := strings.Join(top, " "); got != "openapi info servers paths components" {
+		t.Errorf("top-level keys %q", got)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"sort"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	yaml "go.yaml.in/yaml/v4"
@@ -22,8 +23,17 @@ func WriteJSON(w io.Writer, doc *openapi3.T) error {
 
 // WriteYAML writes doc as YAML, keys in the order of its JSON form (openapi, info,
 // servers, paths...).
-func WriteYAML(w io.Writer, doc *openapi3.T) error {
-	b, err := json.Marshal(doc)
+func WriteYAML(w io.Writer, doc *openapi3.T) error { return writeYAML(w, doc, docKeyOrder) }
+
+// docKeyOrder is the order of a document's top-level keys as people write them.
+var docKeyOrder = []string{"openapi", "info", "jsonSchemaDialect", "servers", "security", "tags", "paths", "webhooks", "components", "externalDocs"}
+
+// WriteYAMLValue writes any part of a document (an operation, a schema) as YAML, keys in
+// the order of its JSON form.
+func WriteYAMLValue(w io.Writer, v any) error { return writeYAML(w, v, nil) }
+
+func writeYAML(w io.Writer, v any, order []string) error {
+	b, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}
@@ -33,6 +43,9 @@ func WriteYAML(w io.Writer, doc *openapi3.T) error {
 		return fmt.Errorf("openapi yaml: %w", err)
 	}
 	plain(&n)
+	if len(order) > 0 && n.Kind == yaml.DocumentNode && len(n.Content) == 1 {
+		reorder(n.Content[0], order)
+	}
 	var buf bytes.Buffer
 	enc := yaml.NewEncoder(&buf)
 	enc.SetIndent(2)
@@ -55,5 +68,36 @@ func plain(n *yaml.Node) {
 	}
 	for _, c := range n.Content {
 		plain(c)
+	}
+}
+
+// reorder puts a mapping's keys named in order first, in that order, the rest after.
+func reorder(m *yaml.Node, order []string) {
+	if m.Kind != yaml.MappingNode {
+		return
+	}
+	rank := map[string]int{}
+	for i, k := range order {
+		rank[k] = i
+	}
+	type pair struct{ k, v *yaml.Node }
+	var pairs []pair
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		pairs = append(pairs, pair{m.Content[i], m.Content[i+1]})
+	}
+	sort.SliceStable(pairs, func(i, j int) bool {
+		ri, ok1 := rank[pairs[i].k.Value]
+		rj, ok2 := rank[pairs[j].k.Value]
+		if !ok1 {
+			ri = len(order)
+		}
+		if !ok2 {
+			rj = len(order)
+		}
+		return ri < rj
+	})
+	m.Content = m.Content[:0]
+	for _, p := range pairs {
+		m.Content = append(m.Content, p.k, p.v)
 	}
 }

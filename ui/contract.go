@@ -27,6 +27,7 @@ type contractPanel struct {
 	tree    *widget.Tree
 	status  *widget.Label
 	checkOn *widget.Check
+	detail  *widget.Entry // the selected operation's part of the document, as YAML
 	hosts   []contract.HostSummary
 	byID    map[string]string // tree node id -> label
 	kids    map[string][]string
@@ -51,15 +52,21 @@ func (u *UI) showContract() *contractPanel {
 			return l
 		},
 		func(id widget.TreeNodeID, _ bool, o fyne.CanvasObject) { o.(*widget.Label).SetText(p.byID[id]) })
+	p.detail = widget.NewMultiLineEntry()
+	p.detail.TextStyle = fyne.TextStyle{Monospace: true}
+	p.detail.SetPlaceHolder("Select an operation to see its parameters and schemas.")
+	p.tree.OnSelected = func(id widget.TreeNodeID) { p.showOperation(id) }
 	p.status = widget.NewLabel("")
 	p.status.Wrapping = fyne.TextWrapWord
 	yaml := widget.NewButtonWithIcon("Export YAML…", theme.DocumentSaveIcon(), func() { p.export(false) })
 	js := widget.NewButtonWithIcon("Export JSON…", theme.DocumentSaveIcon(), func() { p.export(true) })
 	p.checkOn = widget.NewCheck("Check traffic against this contract (filter contract:violation)", func(on bool) { p.useAsContract(on) })
 	bar := container.NewHBox(yaml, js, p.checkOn)
-	content := container.NewBorder(bar, p.status, nil, nil, p.tree)
+	split := container.NewHSplit(p.tree, p.detail)
+	split.SetOffset(0.45)
+	content := container.NewBorder(bar, p.status, nil, nil, split)
 	u.contract = p
-	p.win = u.liveWindow("API contract", fyne.NewSize(900, 640), content, p.refresh, func() { u.contract = nil })
+	p.win = u.liveWindow("API contract", fyne.NewSize(1000, 640), content, p.refresh, func() { u.contract = nil })
 	return p
 }
 
@@ -84,8 +91,12 @@ func (p *contractPanel) refresh() {
 			ops++
 		}
 	}
+	first := len(p.kids[""]) == 0
 	p.byID, p.kids = byID, kids
 	p.tree.Refresh()
+	if first {
+		p.tree.OpenAllBranches() // hosts open at first: the operations are what one came for
+	}
 	st := in.Stats()
 	line := fmt.Sprintf("%d sessions, %d operations over %d hosts, %d JSON bodies folded in", st.Sessions, ops, len(p.hosts), st.Bodies)
 	skipped := 0
@@ -154,4 +165,27 @@ func (p *contractPanel) useAsContract(on bool) {
 	}
 	filter.SetContract(v.Filter())
 	p.u.Reload()
+}
+
+// showOperation shows the selected operation (or host) as YAML: the operation of the
+// rendered document, with its parameters, request body and responses.
+func (p *contractPanel) showOperation(id string) {
+	in := p.u.deps.Contract()
+	if in == nil || !strings.HasPrefix(id, "o:") {
+		return
+	}
+	host, rest, _ := strings.Cut(strings.TrimPrefix(id, "o:"), " ")
+	method, path, _ := strings.Cut(rest, " ")
+	doc := in.Document(contract.Options{Host: host})
+	item := doc.Paths.Value(path)
+	if item == nil || item.GetOperation(method) == nil {
+		p.detail.SetText("")
+		return
+	}
+	var b bytes.Buffer
+	if err := contract.WriteYAMLValue(&b, map[string]any{method + " " + path: item.GetOperation(method)}); err != nil {
+		p.detail.SetText(err.Error())
+		return
+	}
+	p.detail.SetText(b.String())
 }

@@ -33,6 +33,10 @@ func TestContractWindowTreeExportAndCheck(t *testing.T) {
 	if lbl := p.byID["o:a.example GET /api/users"]; !strings.Contains(lbl, "(1)") {
 		t.Errorf("operation row %q (rows %v)", lbl, p.byID)
 	}
+	p.showOperation("o:a.example GET /api/users")
+	if !strings.Contains(p.detail.Text, "GET /api/users") || !strings.Contains(p.detail.Text, "users:") {
+		t.Errorf("operation detail:\n%s", p.detail.Text)
+	}
 	// Live: another session updates the tree at the next refresh.
 	in.Add(mkSession(9, "a.example", "/api/users", 200, "application/json", `{"users":[]}`))
 	p.refresh()
