@@ -19,6 +19,9 @@ APT_PKGS  += wget httpie python3-requests python3-httpx nodejs default-jdk-headl
 # Native file dialogs (ui/nativedialog): a private session bus for the desktop-portal tests.
 APT_PKGS  += dbus-daemon
 
+# npm packages the tests use (not part of the product).
+NPM_TOOLS := .cache/npm-tools
+
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: all deps build run headless test fmt-check test-core test-ui cross bench fuzz fuzz-short h2spec screenshots package package-tarxz clean \
@@ -33,6 +36,9 @@ deps:
 	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
 	fi
 	@$(GO) mod download
+	@# An independent OpenAPI validator for the contract tests (contract/npm_test.go).
+	@if command -v npm >/dev/null 2>&1 && [ ! -d $(NPM_TOOLS)/node_modules/@apidevtools/swagger-parser ]; then \
+	  npm install --no-audit --no-fund --silent --prefix $(NPM_TOOLS) @apidevtools/swagger-parser@13.1.0; fi
 
 build: deps
 	$(GO) build -tags $(TAGS) -o $(BIN) ./cmd/inspector

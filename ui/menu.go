@@ -120,6 +120,7 @@ func newMenus(u *UI) *menus {
 		item("Replay selected", u.ReplaySelection, sc(fyne.KeyR, ctrl)),
 		fyne.NewMenuItemSeparator(),
 		item("Compare recordings…", u.compareRecordingsDialog, nil),
+		item("API contract…", func() { u.showContract() }, nil),
 		fyne.NewMenuItemSeparator(),
 		item("Scripts…", func() { u.showScripts() }, nil),
 		item("MCP…", func() { u.showMCP() }, nil),

@@ -13,6 +13,8 @@
 package ui
 
 import (
+	"inspector/contract"
+
 	"context"
 	"io"
 	"net/http"
@@ -141,6 +143,10 @@ type Deps struct {
 	Scripts Scripts
 	// MCP is the instance's MCP endpoint (Tools ▸ MCP…); nil disables it.
 	MCP MCP
+	// Contract returns the API contract inferred from the traffic (Tools ▸ API
+	// contract), nil while the stored sessions are still being read; a nil Contract
+	// disables the item.
+	Contract func() *contract.Inferrer
 }
 
 // warmOnce compiles the syntax lexers once per process, in the background.
@@ -162,9 +168,10 @@ type UI struct {
 	ops    opCache      // operations of the full sessions seen (the Operation column)
 	health *healthBanner
 	// scripts is the open Tools ▸ Scripts… window, or nil.
-	scripts *scriptsPanel
-	mcp     *mcpPanel // the open Tools ▸ MCP… window, or nil
-	started bool      // Start ran: the window is live (tickers run)
+	scripts  *scriptsPanel
+	contract *contractPanel
+	mcp      *mcpPanel // the open Tools ▸ MCP… window, or nil
+	started  bool      // Start ran: the window is live (tickers run)
 
 	list    *sessionList
 	filter  *filterBar

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"inspector/contract"
 	"inspector/engine/session"
 	"inspector/internal/codegen"
 	"inspector/internal/diff"
@@ -173,15 +174,17 @@ func diffRecordings(dir string, req recordingRequest, ig *diff.IgnoreConfig) (*r
 }
 
 func compareRecordings(cur diff.Eacher, req recordingRequest, ig *diff.IgnoreConfig) (*recordingResult, error) {
-	a, err := diff.LoadRecording(req.A, cur)
+	ca, cb := contract.NewInferrer(), contract.NewInferrer()
+	a, err := diff.LoadRecordingFunc(req.A, cur, ca.Add)
 	if err != nil {
 		return nil, err
 	}
-	b, err := diff.LoadRecording(req.B, cur)
+	b, err := diff.LoadRecordingFunc(req.B, cur, cb.Add)
 	if err != nil {
 		return nil, err
 	}
 	r := diff.Recordings(req.A, a, req.B, b, diff.Options{SlowerFactor: req.SlowerFactor, SlowerMinMS: req.SlowerMinMS, Ignore: ig})
+	r.ContractDrift = contract.CompareDocuments(ca.Document(contract.Options{}), cb.Document(contract.Options{}))
 	return &recordingResult{Equal: r.Equal(), SummaryLine: r.SummaryLine(), Recording: r}, nil
 }
 

@@ -86,6 +86,7 @@ func runSessions(args []string) error {
 	asJSON := fs.Bool("json", false, "one JSON object per line")
 	limit := fs.Int("limit", 0, "at most N sessions (the oldest N matching; 0: all)")
 	after := fs.Uint64("after", 0, "only sessions with an id above ID (paging)")
+	contractFlag(fs)
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}

@@ -90,6 +90,7 @@ func runInstance(args []string) error {
 	fs.BoolVar(&f.resetStore, "reset-store", false, "if the session store is damaged, move it aside and start a new one")
 	fs.BoolVar(&f.systemProxy, "system-proxy", false, "point the OS system proxy at this instance while it runs (restored on exit, and after a crash)")
 	protoPathFlag(fs) // content_api.go
+	contractFlag(fs)  // cmd_contract.go
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}

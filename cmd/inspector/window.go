@@ -40,9 +40,10 @@ func runWindow(inst *instance, sig <-chan os.Signal) error {
 		vw.Resize(fyne.NewSize(1100, 720))
 		vw.Show()
 	}
-	u := ui.New(a, w, d)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	d.Contract = newContractFeed(ctx, inst)
+	u := ui.New(a, w, d)
 	u.Start(ctx)
 
 	// Fyne's driver quits on SIGINT and SIGTERM itself once its loop runs; calling Quit

@@ -343,6 +343,21 @@ func compileTerm(t token) (node, error) {
 			}
 			return false
 		}
+	case "contract":
+		var want bool
+		switch strings.ToLower(v) {
+		case "violation", "violations", "no":
+			want = false
+		case "ok", "conforms", "yes":
+			want = true
+		default:
+			return nil, errAt(0, "contract: takes violation or ok")
+		}
+		out.needs = true
+		out.pred = func(_ *session.Summary, s *session.Session) bool {
+			checked, ok := checkContract(s)
+			return checked && ok == want
+		}
 	default:
 		return nil, &SyntaxError{Pos: t.pos, Msg: "unknown field \"" + t.field + ":\""}
 	}

@@ -123,5 +123,11 @@ func (r *Recording) WriteText(w io.Writer) error {
 			}
 		}
 	}
+	if len(r.ContractDrift) > 0 {
+		p("contract drift (%d):\n", len(r.ContractDrift))
+		for _, d := range r.ContractDrift {
+			p("  %s\n", d)
+		}
+	}
 	return nil
 }

@@ -57,10 +57,15 @@ func StoreQuery(spec string) (store.Query, error) {
 }
 
 // CallsOf reads the calls of sessions matching q from src, one session at a time.
-func CallsOf(src Eacher, q store.Query) ([]Call, error) {
+func CallsOf(src Eacher, q store.Query) ([]Call, error) { return callsOf(src, q, nil) }
+
+func callsOf(src Eacher, q store.Query, also func(*session.Session)) ([]Call, error) {
 	var out []Call
 	err := src.Each(q, func(s *session.Session) error {
 		out = append(out, CallOf(s, len(out)))
+		if also != nil {
+			also(s)
+		}
 		return nil
 	})
 	return out, err
@@ -69,7 +74,11 @@ func CallsOf(src Eacher, q store.Query) ([]Call, error) {
 // LoadRecording reads the recording spec names: filter:EXPR or ids:N-M of cur (which may
 // be nil: then ErrNeedsStore), a HAR file, or a data directory (or its sessions.db),
 // opened read-only.
-func LoadRecording(spec string, cur Eacher) ([]Call, error) {
+func LoadRecording(spec string, cur Eacher) ([]Call, error) { return LoadRecordingFunc(spec, cur, nil) }
+
+// LoadRecordingFunc is LoadRecording that also hands each session, in order, to also
+// (when not nil), for what needs more than the calls (the contract drift).
+func LoadRecordingFunc(spec string, cur Eacher, also func(*session.Session)) ([]Call, error) {
 	if IsCurrentStore(spec) {
 		q, err := StoreQuery(spec)
 		if err != nil {
@@ -78,7 +87,7 @@ func LoadRecording(spec string, cur Eacher) ([]Call, error) {
 		if cur == nil {
 			return nil, fmt.Errorf("%s: %w", spec, ErrNeedsStore)
 		}
-		return CallsOf(cur, q)
+		return callsOf(cur, q, also)
 	}
 	fi, err := os.Stat(spec)
 	if err != nil {
@@ -91,7 +100,7 @@ func LoadRecording(spec string, cur Eacher) ([]Call, error) {
 			return nil, fmt.Errorf("recording %s: a directory without sessions.db is not a data directory", spec)
 		}
 	} else if !strings.HasSuffix(strings.ToLower(spec), ".db") {
-		return loadHAR(spec)
+		return loadHAR(spec, also)
 	}
 	st, err := store.Open(db, store.Options{ReadOnly: true, LockTimeout: 300 * time.Millisecond})
 	if err != nil {
@@ -101,10 +110,10 @@ func LoadRecording(spec string, cur Eacher) ([]Call, error) {
 		return nil, fmt.Errorf("recording %s: %w", spec, err)
 	}
 	defer st.Close()
-	return CallsOf(st, store.Query{})
+	return callsOf(st, store.Query{}, also)
 }
 
-func loadHAR(path string) ([]Call, error) {
+func loadHAR(path string, also func(*session.Session)) ([]Call, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("recording %s: %w", path, err)
@@ -113,6 +122,11 @@ func loadHAR(path string) ([]Call, error) {
 	ss, err := har.Read(f)
 	if err != nil {
 		return nil, fmt.Errorf("recording %s: %w", path, err)
+	}
+	if also != nil {
+		for _, s := range ss {
+			also(s)
+		}
 	}
 	return Calls(ss), nil
 }

@@ -1,6 +1,8 @@
 package diff
 
 import (
+	"inspector/contract"
+
 	"time"
 
 	"fmt"
@@ -212,6 +214,9 @@ type Recording struct {
 	Missing []Call  `json:"missing"`
 	New     []Call  `json:"new"`
 	Pairs   []Pair  `json:"pairs"` // every matched pair, in A's order
+	// ContractDrift is how B's inferred API contract departs from A's (operations,
+	// responses and fields added or removed, types changed); set by the caller.
+	ContractDrift []contract.Drift `json:"contract_drift,omitempty"`
 	// Rows are the side-by-side view (not in JSON: it repeats the lists; WriteText and
 	// LayoutRows rebuild it for a decoded Recording).
 	Rows []Row `json:"-"`
