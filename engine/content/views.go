@@ -119,6 +119,9 @@ func SessionViews(s *session.Session, opts Options) (req, resp []View) {
 		o.Truncated = s.Response.Body.Truncated || s.Response.Body.Size > int64(len(s.Response.Body.Data))
 		resp = Views(s.Response.Header, s.Response.Body.Data, o)
 	}
+	if c, ok := LLMCallOf(s); ok && s.Response != nil {
+		resp = append(resp, llmView(c))
+	}
 	return req, resp
 }
 

@@ -171,6 +171,7 @@ var fieldInfos = []FieldInfo{
 	{"header", "content-type=json", "header present (name) or name=value substring"},
 	{"host", "*.example.com", "host name glob (*.example.com includes example.com)"},
 	{"id", ">100", "session id: 42, 10-20, >100"},
+	{"llm", "claude*", "LLM API calls (OpenAI, Anthropic, Gemini): yes, or a model or provider glob"},
 	{"marked", "yes", "marked sessions: yes, no, or a mark value"},
 	{"method", "POST", "request method"},
 	{"path", "/api", "substring of path and query"},
@@ -180,6 +181,7 @@ var fieldInfos = []FieldInfo{
 	{"size", ">10k", "request+response body bytes: >10k, <1mb, =0 (1024-based units)"},
 	{"status", "4xx", "response status: 404, 4xx, 400-499, none"},
 	{"text", "token", "substring of the URL, a header line, a body or a WebSocket message"},
+	{"tokens", ">1000", "LLM tokens, input + output, as the response reported: >1000, 100-500"},
 	{"type", "json", "substring of the response content type"},
 	{"url", "login", "substring of the URL"},
 }

@@ -343,6 +343,31 @@ func compileTerm(t token) (node, error) {
 			}
 			return false
 		}
+	case "llm":
+		lv := strings.ToLower(v)
+		out.needs = true
+		out.pred = func(_ *session.Summary, s *session.Session) bool {
+			c, ok := content.LLMCallOf(s)
+			switch {
+			case !ok:
+				return lv == "no" || lv == "false"
+			case lv == "yes" || lv == "true":
+				return true
+			case lv == "no" || lv == "false":
+				return false
+			}
+			return globFold(lv, strings.ToLower(c.Model)) || globFold(lv, c.Provider)
+		}
+	case "tokens":
+		r, err := parseCmp(v, errAt, parseInt)
+		if err != nil {
+			return nil, err
+		}
+		out.needs = true
+		out.pred = func(_ *session.Summary, s *session.Session) bool {
+			c, ok := content.LLMCallOf(s)
+			return ok && c.HasUsage && r.has(float64(c.InputTokens+c.OutputTokens))
+		}
 	case "contract":
 		var want bool
 		switch strings.ToLower(v) {
