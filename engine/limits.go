@@ -167,6 +167,8 @@ func limitOf(c net.Conn) *limitConn {
 			c = x.NetConn()
 		case *h2Tap:
 			c = x.Conn
+		case *recTLSConn:
+			c = x.Conn
 		default:
 			return nil
 		}
