@@ -184,8 +184,11 @@ func TestRedirectedHTTPHostNamesTarget(t *testing.T) {
 		t.Fatalf("session %+v", s)
 	}
 	// A Host that names another address than the one the connection went to is not
-	// trusted: the session names the original destination.
-	get(t, c, o.URL+"/echo?2", "127.0.0.2:"+port)
+	// trusted: the session names the original destination. (The target is decided per
+	// connection, hence a new one.)
+	c2 := r.client(false)
+	defer c2.Transport.(*http.Transport).CloseIdleConnections()
+	get(t, c2, o.URL+"/echo?2", "127.0.0.2:"+port)
 	s = r.p.Next(t)
 	if want := o.URL + "/echo?2"; s.Request.URL != want {
 		t.Fatalf("session URL %s, want %s (the original destination)", s.Request.URL, want)

@@ -204,4 +204,3 @@ func NetnsSupported() error {
 	}
 	return n.Close()
 }
-
