@@ -41,7 +41,7 @@ func (inst *instance) startCaptureModes(m captureModes, allowRemote bool) error 
 		srv.Close()
 		return <-done
 	})
-	fmt.Fprintf(stdout, "transparent listener on %s\n", ln.Addr())
+	fmt.Fprintf(stderr, "inspector: transparent listener on %s\n", ln.Addr()) // stdout's first line stays "listening on"
 	return nil
 }
 
