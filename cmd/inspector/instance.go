@@ -232,7 +232,7 @@ func startInstance(dir string, f instanceFlags) (_ *instance, err error) {
 	}
 	inst.stops = append(inst.stops, func() error { inst.debug.bp.Close(); return nil })
 	routes := inst.debug.handlers()
-	scripts, err := startScripts(dir, f.scripts, eng)
+	scripts, err := startScripts(dir, f.scripts)
 	if err != nil {
 		return nil, err
 	}
@@ -241,11 +241,12 @@ func startInstance(dir string, f instanceFlags) (_ *instance, err error) {
 	for p, h := range scriptHandlers(scripts) {
 		routes[p] = h
 	}
-	shaper, err := startNetProfile(f.networkProfile, eng)
+	shaper, err := startNetProfile(f.networkProfile)
 	if err != nil {
 		return nil, err
 	}
 	inst.shaper = shaper
+	installHooks(eng, inst.debug.rules, inst.debug.bp, scripts, shaper)
 	for p, h := range protoHandlers() {
 		routes[p] = h
 	}
