@@ -1,12 +1,13 @@
 package engine_test
 
 import (
-	"crypto/tls"
 	"io"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
+	"inspector/engine"
 	et "inspector/engine/enginetest"
 )
 
@@ -71,4 +72,55 @@ func TestClientLegFingerprint(t *testing.T) {
 	}
 }
 
-var _ = tls.VersionTLS13
+// The origin sees the client's JA4 through Inspector as it does direct, on both
+// protocols, and the session records the upstream leg's fingerprint as the origin saw it.
+func TestUpstreamMirrorsGoClient(t *testing.T) {
+	t.Parallel()
+	o := et.StartFPOrigin(t)
+	p := et.StartProxy(t, nil, o.Origin())
+	for _, protos := range [][]string{{"h2", "http/1.1"}, {"http/1.1"}} {
+		direct := fpGet(t, goClient(o, nil, protos), o.URL+"/")
+		through := goClient(o, p, protos)
+		seen := fpGet(t, through, o.URL+"/")
+		s := p.Next(t)
+		if seen.Get("X-JA4") != direct.Get("X-JA4") || seen.Get("X-JA3-Raw") != direct.Get("X-JA3-Raw") {
+			t.Fatalf("%v: origin saw %s / %s through Inspector, %s / %s direct", protos,
+				seen.Get("X-JA4"), seen.Get("X-JA3-Raw"), direct.Get("X-JA4"), direct.Get("X-JA3-Raw"))
+		}
+		up := s.Upstream.Fingerprint
+		if up == nil || up.JA4 != seen.Get("X-JA4") || up.JA3 != seen.Get("X-JA3") || up.Mirror != "mirrored" {
+			t.Fatalf("%v: upstream fingerprint %+v, origin saw %s", protos, up, seen.Get("X-JA4"))
+		}
+		if protos[0] == "h2" && (up.H2 == "" || up.H2 != seen.Get("X-H2FP")) {
+			t.Fatalf("upstream h2 fingerprint %q, origin saw %q", up.H2, seen.Get("X-H2FP"))
+		}
+		// A second request on the kept-alive connections: same record, no new handshake.
+		fpGet(t, through, o.URL+"/")
+		if s2 := p.Next(t); s2.Upstream.Fingerprint != up && *s2.Upstream.Fingerprint != *up {
+			t.Fatalf("second request: %+v", s2.Upstream.Fingerprint)
+		}
+		through.CloseIdleConnections()
+	}
+}
+
+// --fingerprint go and --fingerprint-go: Go's ClientHello, and the session says why.
+func TestFingerprintPolicyGo(t *testing.T) {
+	t.Parallel()
+	o := et.StartFPOrigin(t)
+	for _, mod := range []func(*engine.Config){
+		func(c *engine.Config) { c.Fingerprint = "go" },
+		func(c *engine.Config) { c.FingerprintGo = []string{"127.0.0.*"} },
+	} {
+		p := et.StartProxy(t, mod, o.Origin())
+		c := goClient(o, p, []string{"h2", "http/1.1"})
+		fpGet(t, c, o.URL+"/")
+		s := p.Next(t)
+		if up := s.Upstream.Fingerprint; up == nil || !strings.HasPrefix(up.Mirror, "Go's ClientHello: --fingerprint") || up.JA4 == "" {
+			t.Fatalf("upstream fingerprint %+v", up)
+		}
+		c.CloseIdleConnections()
+	}
+	if _, err := engine.New(engine.Config{Listen: "127.0.0.1:0", Fingerprint: "chrome"}); err == nil || !strings.Contains(err.Error(), "mirror or go") {
+		t.Fatalf("unknown policy: %v", err)
+	}
+}
