@@ -89,14 +89,14 @@ type h1Conn struct {
 	// are what it was dialed for.
 	scheme, authority, mirror string
 	insecure                  bool
-	conn              net.Conn // *tls.Conn over a *trackedConn, or the *trackedConn itself
-	raw               *trackedConn
-	lr                headLimitReader
-	br                *bufio.Reader
-	bw                *bufio.Writer
-	tls               *tls.ConnectionState
-	used              bool
-	expire            *time.Timer // while in the idle pool
+	conn                      net.Conn // *tls.Conn over a *trackedConn, or the *trackedConn itself
+	raw                       *trackedConn
+	lr                        headLimitReader
+	br                        *bufio.Reader
+	bw                        *bufio.Writer
+	tls                       *tls.ConnectionState
+	used                      bool
+	expire                    *time.Timer // while in the idle pool
 
 	mu       sync.Mutex
 	canceled bool // the round trip's context ended: the deadline stays in the past

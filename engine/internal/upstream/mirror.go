@@ -62,6 +62,17 @@ func (m *Mirror) spec(alpn []string) (spec *utls.ClientHelloSpec, note string, e
 		note = "pre_shared_key left out (the client resumed a session with Inspector)"
 	}
 	f := &utls.Fingerprinter{}
+	for _, id := range m.Hello.Extensions {
+		if utls.ExtensionFromID(id) != nil {
+			continue
+		}
+		if !bluntOK[id] {
+			return nil, "", fmt.Errorf("utls cannot reproduce extension %d", id)
+		}
+		// Sent as the client sent it: the extension asks nothing of the client
+		// implementation in TLS 1.3 (see bluntOK).
+		f.AllowBluntMimicry = true
+	}
 	spec, err = f.FingerprintClientHello(raw)
 	if err != nil {
 		return nil, "", fmt.Errorf("utls cannot reproduce the ClientHello: %w", err)
@@ -75,10 +86,26 @@ func (m *Mirror) spec(alpn []string) (spec *utls.ClientHelloSpec, note string, e
 				}
 				note = join(note, "ALPN narrowed to "+strings.Join(a.AlpnProtocols, ",")+" (what the upstream transport speaks)")
 			}
+			if a, ok := e.(*utls.ALPNExtension); ok && len(alpn) > 1 && !slices.Contains(a.AlpnProtocols, "http/1.1") {
+				// An HTTP/2-only client (a gRPC or x/net client) to an origin that may speak
+				// only HTTP/1.1: Inspector can carry the request either way, so it offers
+				// both, as it does with Go's ClientHello (JA4 reads the first protocol only).
+				a.AlpnProtocols = append(a.AlpnProtocols, "http/1.1")
+				note = join(note, "http/1.1 added to ALPN (the origin may not speak h2)")
+			}
 		}
 	}
 	return spec, note, nil
 }
+
+// bluntOK are the extensions utls does not implement that are copied byte for byte:
+// encrypt_then_mac (22, OpenSSL's curl and others: empty, and it changes only TLS 1.2
+// CBC suites) and post_handshake_auth (49: empty, TLS 1.3; an origin that asks for a
+// certificate after the handshake gets an error, as it would from Go), and Chromium's
+// trust anchor identifiers (0xca34, an experiment: a list of the client's trust anchors,
+// which an origin may use to pick its certificate chain; the chain is still verified
+// against Inspector's roots).
+var bluntOK = map[uint16]bool{22: true, 49: true, 0xca34: true}
 
 func subset(a, of []string) bool {
 	for _, p := range a {
@@ -284,6 +311,10 @@ func (rt *mirrorRT) RoundTrip(req *http.Request) (*http.Response, error) {
 			})
 			rt.h2conns[addr] = conns
 			for _, c := range conns {
+				if st := rt.u.cfg.Stale; st != nil && rt.netOf[c] != nil && st(rt.netOf[c]) {
+					go shutdown(c) // its frame tap can no longer record: a fresh one
+					continue
+				}
 				if c.ReserveNewRequest() {
 					cc = c
 					break
@@ -292,13 +323,16 @@ func (rt *mirrorRT) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		rt.mu.Unlock()
 		if h1 {
-			return rt.t1.RoundTrip(req)
+			return rt.roundTrip1(req)
 		}
 		reused := cc != nil
 		var tapped net.Conn
 		if cc == nil {
 			c, st, err := rt.dial(req.Context(), addr)
 			if err != nil {
+				if len(rt.alpn) == 1 {
+					err = fmt.Errorf("offering only HTTP/2 (--upstream-proto h2): %w", err)
+				}
 				return nil, err
 			}
 			if st.NegotiatedProtocol != "h2" {
@@ -307,7 +341,7 @@ func (rt *mirrorRT) RoundTrip(req *http.Request) (*http.Response, error) {
 					rt.isH1[addr] = true
 					rt.pending[addr] = append(rt.pending[addr], c)
 					rt.mu.Unlock()
-					return rt.t1.RoundTrip(req)
+					return rt.roundTrip1(req)
 				}
 				c.Close()
 				return nil, fmt.Errorf("the origin does not speak HTTP/2 (ALPN %q) and --upstream-proto h2 forces it", st.NegotiatedProtocol)
@@ -342,6 +376,26 @@ func (rt *mirrorRT) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 }
 
+// roundTrip1 sends req over t1, setting resp.TLS (net/http knows the TLS state of
+// *tls.Conn connections only).
+func (rt *mirrorRT) roundTrip1(req *http.Request) (*http.Response, error) {
+	var conn net.Conn
+	ctx := httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{
+		GotConn: func(i httptrace.GotConnInfo) { conn = i.Conn },
+	})
+	resp, err := rt.t1.RoundTrip(req.WithContext(ctx))
+	if err == nil && resp.TLS == nil {
+		if cs, ok := conn.(interface{ ConnectionState() tls.ConnectionState }); ok {
+			st := cs.ConnectionState()
+			resp.TLS = &st
+		}
+	}
+	if resp != nil {
+		resp.Request = req
+	}
+	return resp, err
+}
+
 // connOf is the net.Conn of cc, for GotConn: the tapped one when dialed now, else looked
 // up in h2net.
 func (rt *mirrorRT) connOf(cc *http2.ClientConn, dialed net.Conn) net.Conn {
@@ -371,6 +425,14 @@ func (c *h2RecConn) NetConn() net.Conn { return c.Conn }
 
 func (c *h2RecConn) ConnectionState() tls.ConnectionState {
 	return c.Conn.(interface{ ConnectionState() tls.ConnectionState }).ConnectionState()
+}
+
+func shutdown(cc *http2.ClientConn) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if cc.Shutdown(ctx) != nil {
+		cc.Close()
+	}
 }
 
 func (rt *mirrorRT) closeIdle() {

@@ -404,7 +404,8 @@ func (u *Upstream) RoundTrip(req *http.Request, tr ConnTrace, mirrorH1 bool, pin
 			if m != nil && authority != "" {
 				alpn := []string{"h2", "http/1.1"}
 				switch {
-				case h1:
+				case h1, req.Header.Get("Upgrade") != "":
+					// An Upgrade (WebSocket) needs HTTP/1.1, as net/http has it.
 					alpn = []string{"http/1.1"}
 				case u.cfg.Proto == "h2":
 					alpn = []string{"h2"}
