@@ -2,9 +2,9 @@ package enginetest
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/pem"
 	"fmt"
-	"crypto/tls"
 	"net"
 	"net/http"
 	"net/http/httptest"
