@@ -29,7 +29,9 @@ import (
 //     certificate chain is stored once, not in every session of it. With placeProcess,
 //     uvarint(PID) ‖ process name of the client leg, then of the upstream leg (always
 //     empty today), follow the comment; the bit is set only when one is known, so
-//     records without process attribution are byte-identical to before.
+//     records without process attribution are byte-identical to before. With
+//     placeExtras (set only when one of them is not zero), uvarint(MessagesSeen) ‖ the
+//     request body's NotCaptured ‖ the response body's follow.
 //   - metaFormatBinary (first byte 0x02): schema 1 files. The fields in a fixed order:
 //     strings and byte slices as uvarint length ‖ bytes, integers as (u)varints, booleans
 //     as one byte, times as uvarint(nanosecond+1) ‖ varint(Unix seconds) or a single 0 for
@@ -56,7 +58,8 @@ const (
 	placeBodies         = 1 << 3 // the bodies bucket holds bytes of a body of the session
 	placeCertRefs       = 1 << 4 // TLS certificates are references into the certs bucket
 	placeProcess        = 1 << 5 // the client's PID and process name follow the comment
-	placeKnown          = placeRequestInline | placeResponseInline | placeMessages | placeBodies | placeCertRefs | placeProcess
+	placeExtras         = 1 << 6 // MessagesSeen and the bodies' NotCaptured follow (the process part)
+	placeKnown          = placeRequestInline | placeResponseInline | placeMessages | placeBodies | placeCertRefs | placeProcess | placeExtras
 
 	// placeLegacy is the mask of a record in an older format: any body bytes in the
 	// bodies bucket, messages possibly in the messages bucket.
@@ -125,6 +128,9 @@ func sessionPlace(ss *session.Session) byte {
 	if hasProcess(&ss.Client) || hasProcess(&ss.Upstream) {
 		place |= placeProcess
 	}
+	if hasExtras(ss) {
+		place |= placeExtras
+	}
 	return place
 }
 
@@ -164,6 +170,15 @@ func appendSessionRecord(dst []byte, ss *session.Session, refs *certTable) []byt
 			dst = binary.AppendUvarint(dst, uint64(c.PID))
 			dst = appendStr(dst, c.Process)
 		}
+	}
+	if place&placeExtras != 0 {
+		dst = binary.AppendUvarint(dst, uint64(ss.MessagesSeen))
+		dst = appendStr(dst, ss.Request.Body.NotCaptured)
+		var why string
+		if ss.Response != nil {
+			why = ss.Response.Body.NotCaptured
+		}
+		dst = appendStr(dst, why)
 	}
 	if place&placeRequestInline != 0 {
 		dst = appendBytes(dst, ss.Request.Body.Data)
@@ -226,6 +241,11 @@ func appendSessionFields(dst []byte, ss *session.Session, refs *certTable) []byt
 }
 
 func hasProcess(c *session.Conn) bool { return c.PID != 0 || c.Process != "" }
+
+// hasExtras reports whether ss has a field of placeExtras set.
+func hasExtras(ss *session.Session) bool {
+	return ss.MessagesSeen != 0 || ss.Request.Body.NotCaptured != "" || (ss.Response != nil && ss.Response.Body.NotCaptured != "")
+}
 
 func appendBytes(dst []byte, b []byte) []byte {
 	dst = binary.AppendUvarint(dst, uint64(len(b)))
@@ -491,6 +511,16 @@ func decodeSessionRecord(v []byte, cert func(ref []byte) []byte) (*session.Sessi
 		for _, c := range [...]*session.Conn{&ss.Client, &ss.Upstream} {
 			c.PID = int(r.uvarint())
 			c.Process = r.str()
+		}
+	}
+	if place&placeExtras != 0 {
+		ss.MessagesSeen = int64(r.uvarint())
+		ss.Request.Body.NotCaptured = r.str()
+		if why := r.str(); why != "" {
+			if ss.Response == nil {
+				return nil, 0, errBadMeta
+			}
+			ss.Response.Body.NotCaptured = why
 		}
 	}
 	if place&placeRequestInline != 0 {
