@@ -59,6 +59,8 @@ type instanceFlags struct {
 	mcpWrites                                       bool
 	scripts                                         []string
 	networkProfile                                  string
+	leafDays                                        int
+	listenSocks                                     string
 }
 
 // runInstance runs the proxy with a window, or headless.
@@ -74,6 +76,7 @@ func runInstance(args []string) error {
 	fs.StringVar(&f.networkProfile, "network-profile", "", "emulate network conditions: a preset (3G, Slow 3G, Slow 4G, 4G, Lossy Wi-Fi, Offline), bw:KBPS[,up:KBPS][,latency:MS][,hosts:GLOB|GLOB][,url:REGEX]..., or none")
 	fs.BoolVar(&f.mcpWrites, "mcp-writes", false, "let MCP clients of /api/v1/mcp use the tools that change anything (breakpoints, resume, replay, send, rules)")
 	fs.StringVar(&f.listen, "listen", "127.0.0.1:8080", "proxy listener address (port 0 picks a free port)")
+	fs.IntVar(&f.leafDays, "leaf-days", rootca.MaxLeafDays, "days each minted certificate lasts, 1 to 47 (browsers refuse longer ones)")
 	fs.BoolVar(&f.allowRemote, "allow-remote", false, "allow a non-loopback --listen address")
 	fs.StringVar(&f.proxyAuth, "proxy-auth", "", "USER:PASSWORD proxy clients must send, or none (default: on with --allow-remote, generated in DATA-DIR/proxy-auth)")
 	fs.StringVar(&f.upstreamCA, "upstream-ca", "", "PEM file of extra roots trusted for origins")
@@ -144,6 +147,12 @@ func startInstance(dir string, f instanceFlags) (_ *instance, err error) {
 	}
 	if inst.ca, err = rootca.Load(filepath.Join(dir, "ca")); err != nil {
 		return nil, err
+	}
+	if err := inst.ca.SetLeafDays(f.leafDays); err != nil {
+		return nil, usageError{"--leaf-days: " + err.Error()}
+	}
+	if exp := rootca.ExpiryOf(inst.ca.Cert(), time.Now()); exp.Warn {
+		fmt.Fprintln(stderr, "inspector: "+exp.String())
 	}
 	roots, err := x509.SystemCertPool()
 	if err != nil {
