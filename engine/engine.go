@@ -68,7 +68,7 @@ type Engine struct {
 	subs      atomic.Pointer[[]*Subscription]
 	dropped   atomic.Uint64
 	completed atomic.Uint64
-	openConns atomic.Int64
+	openConns atomic.Int64 // client connections accepted and not closed (Stats.Connections)
 
 	flightMu sync.Mutex
 	inFlight map[session.ID]session.Summary
@@ -305,7 +305,7 @@ func (e *Engine) Serve() error {
 	if e.rev != nil {
 		return e.serveReverse()
 	}
-	err := e.proxySrv.Serve(framingListener{newLimitListener(e.ln, e.cfg.MaxConns, e.cfg.Logf)})
+	err := e.proxySrv.Serve(framingListener{newLimitListener(e.ln, e.cfg.MaxConns, e.cfg.Logf, &e.openConns)})
 	if errors.Is(err, http.ErrServerClosed) {
 		return nil
 	}

@@ -83,6 +83,13 @@ func newFramingConn(c net.Conn) *framingConn {
 	return f
 }
 
+// Close hands the connection's own origin connection on (exchange.pinned) before the
+// client connection and its slot go, so a client that reconnects at once can reuse it.
+func (f *framingConn) Close() error {
+	infoOf(f.Conn).pin.Close()
+	return f.Conn.Close()
+}
+
 // framingErr returns the refusal of a head on this connection, if any.
 func (f *framingConn) framingErr() *FramingError {
 	f.mu.Lock()

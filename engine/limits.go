@@ -26,16 +26,17 @@ type limitListener struct {
 	net.Listener
 	sem  chan struct{}
 	logf func(string, ...any)
+	open *atomic.Int64 // the engine's count of client connections (Stats.Connections)
 
 	mu    sync.Mutex
 	conns map[*limitConn]struct{}
 }
 
-func newLimitListener(ln net.Listener, max int, logf func(string, ...any)) *limitListener {
+func newLimitListener(ln net.Listener, max int, logf func(string, ...any), open *atomic.Int64) *limitListener {
 	if max <= 0 {
 		max = DefaultMaxConns
 	}
-	return &limitListener{Listener: ln, sem: make(chan struct{}, max), logf: logf, conns: map[*limitConn]struct{}{}}
+	return &limitListener{Listener: ln, sem: make(chan struct{}, max), logf: logf, open: open, conns: map[*limitConn]struct{}{}}
 }
 
 const overloadResponse = "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\n" +
@@ -54,10 +55,12 @@ func (l *limitListener) Accept() (net.Conn, error) {
 				delete(l.conns, lc)
 				l.mu.Unlock()
 				<-l.sem
+				l.open.Add(-1) // after the slot is free: one who sees the count finds it so
 			}
 			l.mu.Lock()
 			l.conns[lc] = struct{}{}
 			l.mu.Unlock()
+			l.open.Add(1)
 			return lc, nil
 		}
 		l.logf("refused a connection from %s: %d connections open and busy (Config.MaxConns)", c.RemoteAddr(), cap(l.sem))
@@ -99,7 +102,8 @@ func (l *limitListener) evictWaiting() bool {
 }
 
 // limitConn gives its slot back when closed (once, whoever closes it: the server, a
-// tunnel, a TLS or HTTP/2 layer above it).
+// tunnel, a TLS or HTTP/2 layer above it), before its socket is closed: a client that
+// sees the close and reconnects at once finds the slot free.
 type limitConn struct {
 	net.Conn
 	once    sync.Once
@@ -139,9 +143,20 @@ func (c *limitConn) evictable(now int64) int64 {
 }
 
 func (c *limitConn) Close() error {
-	err := c.Conn.Close()
 	c.once.Do(c.release)
-	return err
+	return c.Conn.Close()
+}
+
+// countConn wraps c, a client connection not accepted by a limitListener (one handed to
+// ServeConn by an entry point without LimitListener), so that it is counted in
+// Stats.Connections until closed without taking a slot. A connection that already has
+// one is returned as is.
+func countConn(c net.Conn, open *atomic.Int64) net.Conn {
+	if limitOf(c) != nil {
+		return c
+	}
+	open.Add(1)
+	return &limitConn{Conn: c, release: func() { open.Add(-1) }}
 }
 
 // CloseWrite half-closes the connection when the underlying one can (tunnels use it).
@@ -167,6 +182,8 @@ func limitOf(c net.Conn) *limitConn {
 			c = x.NetConn()
 		case *h2Tap:
 			c = x.Conn
+		case interface{ NetConn() net.Conn }: // an entry point's own wrapper
+			c = x.NetConn()
 		default:
 			return nil
 		}

@@ -95,7 +95,7 @@ func (e *Engine) initServers() {
 			IdleTimeout:                  e.cfg.IdleTimeout,
 			MaxHeaderBytes:               maxHeaderBytes,
 			ErrorLog:                     errLog,
-			ConnState:                    e.countConn,
+			ConnState:                    e.connState,
 			ConnContext: func(ctx context.Context, c net.Conn) context.Context {
 				return context.WithValue(ctx, connInfoKey{}, info(c))
 			},
@@ -159,7 +159,7 @@ func (w logWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func (e *Engine) countConn(c net.Conn, st http.ConnState) {
+func (e *Engine) connState(c net.Conn, st http.ConnState) {
 	lc := limitOf(c)
 	lc.serverState(st)
 	if _, h1 := c.(*framingConn); !h1 && (st == http.StateIdle || st == http.StateActive) {
@@ -168,11 +168,7 @@ func (e *Engine) countConn(c net.Conn, st http.ConnState) {
 		// room. HTTP/1 connections are marked by their framing check instead.
 		lc.setWaiting(st == http.StateIdle)
 	}
-	switch st {
-	case http.StateNew:
-		e.openConns.Add(1)
-	case http.StateClosed, http.StateHijacked:
-		e.openConns.Add(-1)
+	if st == http.StateClosed || st == http.StateHijacked {
 		infoOf(c).pin.Close()
 	}
 }
@@ -334,8 +330,6 @@ func (e *Engine) serveTLS(cc *clientConn, connect *http.Request) {
 }
 
 func (e *Engine) serveH2(c net.Conn) {
-	e.openConns.Add(1)
-	defer e.openConns.Add(-1)
 	e.trackHijacked(c, true)
 	defer e.trackHijacked(c, false)
 	info := infoOf(c)
@@ -397,8 +391,6 @@ func handshakeReason(err error) string {
 // tunnel relays bytes both ways without looking at them, and records a tunnel session.
 // Its client has sent nothing since quiet (see tunnelActivity).
 func (e *Engine) tunnel(cc *clientConn, connect *http.Request, target string, quiet time.Time) {
-	e.openConns.Add(1)
-	defer e.openConns.Add(-1)
 	defer cc.Close()
 	act := newTunnelActivity(limitOf(cc.Conn), quiet) // idle from the start: the dial may hang
 	defer act.end()

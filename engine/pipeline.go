@@ -350,7 +350,7 @@ func (x *exchange) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // pinned is the client connection's own origin connection for the lighter HTTP/1.1 path
 // (upstream.Pinned): HTTP/1.1 client connections the MITM server serves (inside a tunnel,
-// or in reverse mode), whose end closes it (countConn). Other requests share the pool.
+// or in reverse mode), whose end closes it (framingConn.Close). Other requests share the pool.
 func (x *exchange) pinned(req *http.Request) *upstream.Pinned {
 	if req.ProtoMajor != 1 || x.info.framing == nil || x.info.target == "" {
 		return nil

@@ -45,7 +45,7 @@ func parseReverse(raw string) (*reverseTarget, error) {
 // inside of a CONNECT tunnel (TLS, h2 preface, or HTTP/1.1) and every request on it goes
 // to the reverse target.
 func (e *Engine) serveReverse() error {
-	ln := newLimitListener(e.ln, e.cfg.MaxConns, e.cfg.Logf)
+	ln := newLimitListener(e.ln, e.cfg.MaxConns, e.cfg.Logf, &e.openConns)
 	for {
 		c, err := ln.Accept()
 		if err != nil {

@@ -33,6 +33,7 @@ var ErrLoop = errors.New("Inspector refuses to connect to its own addresses (a p
 // ended; it does not count c against Config.MaxConns: wrap the entry point's listener with
 // LimitListener for that. c is closed by ServeConn's path in every case, and by Close.
 func (e *Engine) ServeConn(c net.Conn, target string, src ConnSource) error {
+	c = countConn(c, &e.openConns) // in Stats.Connections until closed
 	host, port, err := net.SplitHostPort(target)
 	if err != nil || host == "" || !validPort(port) {
 		c.Close()
@@ -70,5 +71,13 @@ func (e *Engine) ServeConn(c net.Conn, target string, src ConnSource) error {
 // eviction of idle connections as the proxy listener. Use it for the listeners whose
 // connections go to ServeConn.
 func (e *Engine) LimitListener(ln net.Listener) net.Listener {
-	return newLimitListener(ln, e.cfg.MaxConns, e.cfg.Logf)
+	return newLimitListener(ln, e.cfg.MaxConns, e.cfg.Logf, &e.openConns)
+}
+
+// Reserved reports whether addr (host:port) is one of the engine's own addresses, which
+// ServeConn and the proxy refuse as a loop. Entry points that pick a target by name use
+// it to check the address a connection really went to.
+func (e *Engine) Reserved(addr string) bool {
+	host, port, err := net.SplitHostPort(addr)
+	return err == nil && e.isReserved(host, port)
 }

@@ -435,8 +435,10 @@ func TestSilentTunnelsCannotLockClientsOut(t *testing.T) {
 	}
 	get("with every slot held by a tunnel that sent nothing yet")
 	// 2. Refilled, they become opaque tunnels to the silent origin once sniffing gives
-	// up (one made room above). Wait until the request's own connection has gone, or the
-	// refill would make room by closing another tunnel instead of taking the free slot.
+	// up (one made room above). Stats.Connections counts every client connection, the
+	// tunnels still sniffing among them: wait until it is max-1 (the request's own
+	// connection gone), or the refill would make room by closing another tunnel instead
+	// of taking the free slot.
 	deadline := time.Now().Add(30 * time.Second)
 	for p.Stats().Connections > max-1 {
 		if time.Now().After(deadline) {

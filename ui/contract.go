@@ -31,6 +31,7 @@ type contractPanel struct {
 	hosts   []contract.HostSummary
 	byID    map[string]string // tree node id -> label
 	kids    map[string][]string
+	loaded  string // the contract file traffic is checked against, "" for the inferred one
 }
 
 func (u *UI) showContract() *contractPanel {
@@ -61,7 +62,15 @@ func (u *UI) showContract() *contractPanel {
 	yaml := widget.NewButtonWithIcon("Export YAML…", theme.DocumentSaveIcon(), func() { p.export(false) })
 	js := widget.NewButtonWithIcon("Export JSON…", theme.DocumentSaveIcon(), func() { p.export(true) })
 	p.checkOn = widget.NewCheck("Check traffic against this contract (filter contract:violation)", func(on bool) { p.useAsContract(on) })
-	bar := container.NewHBox(yaml, js, p.checkOn)
+	load := widget.NewButtonWithIcon("Check against a file…", theme.FolderOpenIcon(), func() {
+		home, _ := os.UserHomeDir()
+		p.u.pathDialog("Check traffic against an OpenAPI contract", "Check", home, false, func(path string) {
+			if err := p.loadFile(path); err != nil {
+				dialog.ShowError(err, p.win)
+			}
+		})
+	})
+	bar := container.NewHBox(yaml, js, load, p.checkOn)
 	split := container.NewHSplit(p.tree, p.detail)
 	split.SetOffset(0.45)
 	content := container.NewBorder(bar, p.status, nil, nil, split)
@@ -149,8 +158,14 @@ func (p *contractPanel) write(in *contract.Inferrer, path string, asJSON bool) e
 func (p *contractPanel) useAsContract(on bool) {
 	if !on {
 		filter.SetContract(nil)
+		p.loaded = ""
+		p.checkOn.Text = "Check traffic against this contract (filter contract:violation)"
+		p.checkOn.Refresh()
 		p.u.Reload()
 		return
+	}
+	if p.loaded != "" {
+		return // loadFile installed the file's validator and checked the box
 	}
 	in := p.u.deps.Contract()
 	if in == nil {
@@ -188,4 +203,43 @@ func (p *contractPanel) showOperation(id string) {
 		return
 	}
 	p.detail.SetText(b.String())
+}
+
+// loadFile checks traffic against an OpenAPI document from a file (a contract the user
+// has, not the inferred one): the filter bar's contract:violation then shows what departs
+// from it, and the detail pane lists how the inferred contract drifts from the file. A
+// document that does not load is refused with its file, line and reason, and the check in
+// place stays.
+func (p *contractPanel) loadFile(path string) error {
+	doc, err := contract.LoadDocument(path)
+	if err != nil {
+		return err
+	}
+	v, err := contract.NewValidator(doc)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	filter.SetContract(v.Filter())
+	p.loaded = path
+	p.checkOn.Text = "Check traffic against " + filepath.Base(path) + " (filter contract:violation)"
+	p.checkOn.SetChecked(true) // useAsContract sees p.loaded and keeps the file's validator
+	p.u.Reload()
+	ops := 0
+	if doc.Paths != nil {
+		for _, item := range doc.Paths.Map() {
+			ops += len(item.Operations())
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Checking traffic against %s (%d operations).\n", path, ops)
+	if in := p.u.deps.Contract(); in != nil {
+		drift := contract.CompareDocuments(doc, in.Document(contract.Options{}))
+		fmt.Fprintf(&b, "\nThe traffic departs from it in %d places:\n", len(drift))
+		for _, d := range drift {
+			b.WriteString("  " + d.String() + "\n")
+		}
+	}
+	p.detail.SetText(b.String())
+	p.status.SetText("Checking traffic against " + path)
+	return nil
 }

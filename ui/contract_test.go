@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -63,5 +64,68 @@ func TestContractWindowTreeExportAndCheck(t *testing.T) {
 	p.checkOn.SetChecked(false)
 	if filter.MustParse("contract:violation").Match(bad) {
 		t.Error("the check stays on after turning it off")
+	}
+}
+
+func TestContractWindowChecksAgainstAFile(t *testing.T) {
+	in := contract.NewInferrer()
+	for _, s := range sampleSessions() {
+		in.Add(s)
+	}
+	u, w := newTestUI(t, Deps{Store: openStore(t, sampleSessions()...), Contract: func() *contract.Inferrer { return in }})
+	menuItem(t, editMenu(t, w, "Tools"), "API contract").Action()
+	p := u.contract
+	defer filter.SetContract(nil)
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "broken.yaml")
+	if err := os.WriteFile(bad, []byte("openapi: 3.1.0\ninfo: [\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.loadFile(bad); err == nil || !strings.Contains(err.Error(), "broken.yaml") {
+		t.Fatalf("a broken file: %v", err)
+	}
+	if p.checkOn.Checked {
+		t.Fatal("a broken file turned the check on")
+	}
+	// A contract that knows only /api/users, with users an array.
+	spec := filepath.Join(dir, "api.yaml")
+	doc := `openapi: 3.1.0
+info: {title: t, version: "1"}
+servers: [{url: "https://a.example"}]
+paths:
+  /api/users:
+    get:
+      responses:
+        "200":
+          description: ok
+          content:
+            application/json:
+              schema:
+                type: object
+                properties:
+                  users: {type: array}
+                required: [users]
+`
+	if err := os.WriteFile(spec, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.loadFile(spec); err != nil {
+		t.Fatal(err)
+	}
+	if !p.checkOn.Checked || !strings.Contains(p.checkOn.Text, "api.yaml") {
+		t.Errorf("check box after loading: %v %q", p.checkOn.Checked, p.checkOn.Text)
+	}
+	if !strings.Contains(p.detail.Text, "departs from it") || !strings.Contains(p.detail.Text, "operation added") {
+		t.Errorf("drift shown:\n%s", p.detail.Text)
+	}
+	if !filter.MustParse("contract:violation").Match(mkSession(11, "a.example", "/api/users", 200, "application/json", `{"users":"none"}`)) {
+		t.Error("a session departing from the file does not match contract:violation")
+	}
+	if filter.MustParse("contract:violation").Match(mkSession(12, "a.example", "/api/users", 200, "application/json", `{"users":[]}`)) {
+		t.Error("a session conforming to the file matches contract:violation")
+	}
+	p.checkOn.SetChecked(false)
+	if filter.MustParse("contract:violation").Match(mkSession(13, "a.example", "/api/users", 200, "application/json", `{"users":"none"}`)) {
+		t.Error("the file's check stays on after turning it off")
 	}
 }

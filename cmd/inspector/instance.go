@@ -64,6 +64,7 @@ type instanceFlags struct {
 	networkProfile                                  string
 	leafDays                                        int
 	listenSocks                                     string
+	modes                                           captureModes // cmd_capture.go
 }
 
 // runInstance runs the proxy with a window, or headless.
@@ -98,6 +99,7 @@ func runInstance(args []string) error {
 	fs.BoolVar(&f.systemProxy, "system-proxy", false, "point the OS system proxy at this instance while it runs (restored on exit, and after a crash)")
 	protoPathFlag(fs) // content_api.go
 	contractFlag(fs)  // cmd_contract.go
+	captureModeFlags(fs, &f.modes)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -246,7 +248,7 @@ func startInstance(dir string, f instanceFlags) (_ *instance, err error) {
 	}
 	inst.stops = append(inst.stops, func() error { inst.debug.bp.Close(); return nil })
 	routes := inst.debug.handlers()
-	scripts, err := startScripts(dir, f.scripts, eng)
+	scripts, err := startScripts(dir, f.scripts)
 	if err != nil {
 		return nil, err
 	}
@@ -255,11 +257,12 @@ func startInstance(dir string, f instanceFlags) (_ *instance, err error) {
 	for p, h := range scriptHandlers(scripts) {
 		routes[p] = h
 	}
-	shaper, err := startNetProfile(f.networkProfile, eng)
+	shaper, err := startNetProfile(f.networkProfile)
 	if err != nil {
 		return nil, err
 	}
 	inst.shaper = shaper
+	installHooks(eng, inst.debug.rules, inst.debug.bp, scripts, shaper)
 	for p, h := range protoHandlers() {
 		routes[p] = h
 	}
@@ -290,6 +293,9 @@ func startInstance(dir string, f instanceFlags) (_ *instance, err error) {
 		inst.socks = s
 		inst.stops = append(inst.stops, s.Close)
 		eng.Reserve(s.Addr())
+	}
+	if err := inst.startCaptureModes(f.modes, f.allowRemote); err != nil {
+		return nil, err
 	}
 
 	if f.systemProxy {
