@@ -18,6 +18,7 @@ import (
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
+	"inspector/engine/content"
 	"inspector/engine/session"
 	"inspector/ui/render"
 	"inspector/ui/viewmodel"
@@ -707,6 +708,12 @@ func Summary(s *session.Session) string {
 	legs := viewmodel.ShortProto(sum.ClientProto)
 	if up := viewmodel.ShortProto(sum.UpstreamProto); sum.UpstreamProto != "" {
 		legs = "client " + legs + " → upstream " + up
+	}
+	if f := appFailure(s); f != "" {
+		status += "  ✗ " + f
+		if st, ok := content.GRPCStatus(s.Response.Trailer, s.Response.Header); ok && st.Message != "" {
+			status += ": " + st.Message
+		}
 	}
 	t := fmt.Sprintf("#%d  %s %s  →  %s  ·  %s  ·  %s  ·  ↑%s ↓%s", s.ID, s.Request.Method, s.Request.URL, status, legs,
 		viewmodel.CellText(&sum, viewmodel.ColDuration), viewmodel.FormatBytes(sum.ReqBytes), viewmodel.FormatBytes(sum.RespBytes))
