@@ -356,7 +356,7 @@ func (t *textView) find(q string) int {
 	}
 	if len(t.hits) > 0 {
 		t.cur = 0
-		t.list.ScrollTo(t.hits[0])
+		t.showRow(t.hits[0])
 	}
 	t.list.Refresh()
 	return n
@@ -369,7 +369,24 @@ func (t *textView) next(d int) int {
 		return 0
 	}
 	t.cur = (t.cur + d + len(t.hits)) % len(t.hits)
-	t.list.ScrollTo(t.hits[t.cur])
+	t.showRow(t.hits[t.cur])
 	t.list.Refresh()
 	return t.cur + 1
+}
+
+// showRow scrolls a find match into view a third of the way down, not at the edge where
+// ScrollTo leaves it; a row already well inside the view stays where it is.
+func (t *textView) showRow(i int) {
+	h := t.list.Size().Height
+	pitch := fyne.MeasureText("Mg", monoSize(), fyne.TextStyle{Monospace: true}).Height // textRow.MinSize: rows are packed
+	if h <= 0 || pitch <= 0 {
+		t.list.ScrollTo(i)
+		return
+	}
+	y := float32(i) * pitch
+	off := t.list.GetScrollOffset()
+	if y >= off+pitch && y+2*pitch <= off+h {
+		return
+	}
+	t.list.ScrollToOffset(max(y-h/3, 0))
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/theme"
 
@@ -412,5 +413,47 @@ func TestFileDialogsStartInTheLastFolder(t *testing.T) {
 	u.prefs.SetString(prefLastFolder, filepath.Join(last, "gone"))
 	if got := u.inLastFolder(filepath.Join(home, "body.json")); got != filepath.Join(home, "body.json") {
 		t.Fatalf("a missing last folder was used: %q", got)
+	}
+}
+
+// TestSmallImagesAreNotUpscaled: an image body is drawn at its own size, centred, and
+// only scaled down to fit the pane.
+func TestSmallImagesAreNotUpscaled(t *testing.T) {
+	l := &naturalLayout{natural: fyne.NewSize(16, 8)}
+	img := canvas.NewRectangle(nil)
+	l.Layout([]fyne.CanvasObject{img}, fyne.NewSize(400, 300))
+	if img.Size() != fyne.NewSize(16, 8) || img.Position() != fyne.NewPos(192, 146) {
+		t.Fatalf("a 16×8 image in 400×300: %v at %v", img.Size(), img.Position())
+	}
+	l.natural = fyne.NewSize(800, 200)
+	l.Layout([]fyne.CanvasObject{img}, fyne.NewSize(400, 300))
+	if img.Size() != fyne.NewSize(400, 100) {
+		t.Fatalf("an 800×200 image in 400×300: %v", img.Size())
+	}
+}
+
+// TestFindShowsTheMatchAwayFromTheEdge: the pane scrolls a find match to a third of its
+// height, not to its bottom edge.
+func TestFindShowsTheMatchAwayFromTheEdge(t *testing.T) {
+	var sb strings.Builder
+	for i := range 400 {
+		fmt.Fprintf(&sb, "line %d\n", i)
+	}
+	sb.WriteString("needle\n")
+	for i := range 400 {
+		fmt.Fprintf(&sb, "tail %d\n", i)
+	}
+	u, w := newTestUI(t, Deps{})
+	tv := newTextView(u)
+	w.SetContent(tv.box)
+	w.Resize(fyne.NewSize(600, 400))
+	tv.set(sb.String())
+	if n := tv.find("needle"); n != 1 {
+		t.Fatalf("%d matches", n)
+	}
+	pitch := fyne.MeasureText("Mg", monoSize(), fyne.TextStyle{Monospace: true}).Height
+	y := float32(tv.hits[0])*pitch - tv.list.GetScrollOffset()
+	if h := tv.list.Size().Height; y < h/4 || y > h/2 {
+		t.Fatalf("the match is %v px down a %v px pane", y, h)
 	}
 }
