@@ -10,6 +10,7 @@ import (
 	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/widget"
 
+	"inspector/engine/filter"
 	"inspector/ui/viewmodel"
 )
 
@@ -147,7 +148,13 @@ func (s *statusBar) countText() string {
 		all = max(all, int(st.Stats().Sessions)+inflight)
 	}
 	if s.u.filter.active() {
-		return fmt.Sprintf("%d of %d shown", shown, all)
+		text := fmt.Sprintf("%d of %d shown", shown, all)
+		if e := s.u.filter.expr; e != nil && e.TextClauses() != nil {
+			// Said where the result is read, so a miss past the bound is not taken for
+			// an absence.
+			text += fmt.Sprintf(" (body: and text: look at the first %d KiB of each body)", filter.MaxSearchBody>>10)
+		}
+		return text
 	}
 	return plural(max(shown, all), "session", "sessions")
 }
@@ -184,7 +191,7 @@ func (s *statusBar) refreshOS() {
 		s.caLabel.SetText("CA: OS integration not available")
 		return
 	}
-	trusted, _, err := o.CAStatus()
+	trusted, detail, err := o.CAStatus()
 	switch {
 	case err != nil:
 		s.caLabel.SetText("CA state unknown")
@@ -192,6 +199,10 @@ func (s *statusBar) refreshOS() {
 		s.caLabel.SetText("CA trusted")
 	default:
 		s.caLabel.SetText("CA not trusted")
+	}
+	// A detail opening with "warning:" is the root's expiry 30 days ahead (rootca.Expiry).
+	if err == nil && strings.HasPrefix(detail, "warning:") {
+		s.caLabel.SetText(s.caLabel.Text + " · expires soon")
 	}
 }
 
@@ -212,6 +223,8 @@ func (s *statusBar) caDialog() {
 		msg = "Could not read the CA state: " + err.Error()
 	} else if trusted {
 		msg = "The Inspector root CA is trusted: " + detail
+	} else if strings.HasPrefix(detail, "warning:") {
+		msg += "\n" + strings.SplitN(detail, "\n", 2)[0]
 	}
 	install := widget.NewButton("Install (trust)", func() { s.osAction("Install CA", o.InstallCA) })
 	remove := widget.NewButton("Remove (untrust)", func() { s.osAction("Remove CA", o.RemoveCA) })
