@@ -132,9 +132,9 @@ func (s *script) handlerNames() []string {
 var errBusy = errors.New("skipped: the script is still running an earlier call that went over its time budget")
 
 // overrunGrace is how long past its budget a call may hold the runtime before the calls
-// waiting for it give up (an interrupt lands within microseconds in script code; inside a
-// long built-in it lands only when the built-in returns).
-const overrunGrace = 10 * time.Millisecond
+// waiting for it give up: an interrupt lands within microseconds in script code, later on
+// a loaded machine, and inside a long built-in only when the built-in returns.
+func overrunGrace(budget time.Duration) time.Duration { return max(budget/4, 10*time.Millisecond) }
 
 // lock takes the script's turn. It waits for the call in the runtime, unless that call
 // has held it longer than its budget and overrunGrace: then errBusy, so that a script
@@ -155,7 +155,7 @@ func (s *script) lock(budget time.Duration) error {
 			s.held.Store(time.Now().UnixNano())
 			return nil
 		case <-t.C:
-			if h := s.held.Load(); h != 0 && time.Since(time.Unix(0, h)) > budget+overrunGrace {
+			if h := s.held.Load(); h != 0 && time.Since(time.Unix(0, h)) > budget+overrunGrace(budget) {
 				return errBusy
 			}
 		}
