@@ -457,3 +457,18 @@ func TestFindShowsTheMatchAwayFromTheEdge(t *testing.T) {
 		t.Fatalf("the match is %v px down a %v px pane", y, h)
 	}
 }
+
+// TestHostTreeSeparatesPorts: two ports of one host are two hosts of its domain.
+func TestHostTreeSeparatesPorts(t *testing.T) {
+	a := mkSession(0, "localhost", "/a", 200, "text/plain", "a")
+	a.Request.URL = "http://localhost:3000/a"
+	b := mkSession(0, "localhost", "/b", 200, "text/plain", "b")
+	b.Request.URL = "http://localhost:8080/b"
+	st := openStore(t, a, b)
+	u, _ := newTestUI(t, Deps{Store: st})
+	u.hosts.refresh()
+	got := strings.Join(u.hosts.Lines(), "\n")
+	if !strings.Contains(got, "localhost:3000 (1)") || !strings.Contains(got, "localhost:8080 (1)") {
+		t.Fatalf("host tree:\n%s", got)
+	}
+}
