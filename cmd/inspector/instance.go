@@ -57,6 +57,7 @@ type instance struct {
 type instanceFlags struct {
 	headless, allowRemote, systemProxy, resetStore  bool
 	listen, upstreamCA, upstreamInsecure, noDecrypt string
+	fingerprint, fingerprintGo                      string
 	upstreamProto, reverse, listenH3, proxyAuth     string
 	captureLimit, spillLimit                        int64
 	noCapture                                       bool
@@ -90,6 +91,8 @@ func runInstance(args []string) error {
 	fs.StringVar(&f.upstreamCA, "upstream-ca", "", "PEM file of extra roots trusted for origins")
 	fs.StringVar(&f.upstreamInsecure, "upstream-insecure", "", "comma list of host globs whose certificate errors are ignored")
 	fs.StringVar(&f.noDecrypt, "no-decrypt", "", "comma list of host globs tunnelled without decryption")
+	fs.StringVar(&f.fingerprint, "fingerprint", "mirror", "TLS ClientHello towards origins: mirror (the client's, see docs/fingerprint.md) or go (Go's own)")
+	fs.StringVar(&f.fingerprintGo, "fingerprint-go", "", "comma list of host globs that get Go's ClientHello whatever --fingerprint says")
 	fs.StringVar(&f.upstreamProto, "upstream-proto", "auto", "protocol towards origins: auto (ALPN, and HTTP/3 after an origin's Alt-Svc), h1, h2, h3")
 	fs.StringVar(&f.reverse, "reverse", "", "reverse-proxy mode: every request on the listeners goes to this origin (http:// or https:// URL)")
 	fs.StringVar(&f.listenH3, "listen-h3", "", "also accept HTTP/3 (QUIC) on this UDP address, decrypting with minted certificates")
@@ -217,6 +220,8 @@ func startInstance(dir string, f instanceFlags) (_ *instance, err error) {
 		UpstreamInsecure: engine.SplitGlobs(f.upstreamInsecure),
 		NoDecrypt:        engine.SplitGlobs(f.noDecrypt),
 		UpstreamProto:    f.upstreamProto,
+		Fingerprint:      f.fingerprint,
+		FingerprintGo:    engine.SplitGlobs(f.fingerprintGo),
 		ListenH3:         f.listenH3,
 		H3Refuse:         engine.SplitGlobs(f.h3Refuse),
 		H3Passthrough:    engine.SplitGlobs(f.h3Passthrough),

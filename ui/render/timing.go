@@ -95,6 +95,13 @@ func TLS(s *session.Session) string {
 		if c.Addr != "" {
 			fmt.Fprintf(&sb, "  peer      %s\n", c.Addr)
 		}
+		if f := c.Fingerprint; f != nil {
+			for _, kv := range [...][2]string{{"JA4", f.JA4}, {"JA3", f.JA3}, {"JA3 raw", f.JA3Raw}, {"HTTP/2", f.H2}, {"hello", f.Mirror}} {
+				if kv[1] != "" {
+					fmt.Fprintf(&sb, "  %-9s %s\n", kv[0], kv[1])
+				}
+			}
+		}
 		for i, der := range t.Certificates {
 			cert, err := x509.ParseCertificate(der)
 			if err != nil {
@@ -112,5 +119,15 @@ func TLS(s *session.Session) string {
 	}
 	leg("Client (client → proxy)", s.Client)
 	leg("Upstream (proxy → origin)", s.Upstream)
+	if c, u := s.Client.Fingerprint, s.Upstream.Fingerprint; c != nil && u != nil && c.JA4 != "" && u.JA4 != "" {
+		switch {
+		case c.JA4 != u.JA4:
+			sb.WriteString("Fingerprint: the origin saw another JA4 than the client sent (fp:mismatch)\n")
+		case c.H2 != "" && u.H2 != "" && c.H2 != u.H2:
+			sb.WriteString("Fingerprint: same JA4; the origin saw another HTTP/2 fingerprint (fp:mismatch)\n")
+		default:
+			sb.WriteString("Fingerprint: the origin saw the client's (fp:match)\n")
+		}
+	}
 	return sb.String()
 }
