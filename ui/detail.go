@@ -783,6 +783,9 @@ func (d *detailPane) renderExtras() {
 	d.frames.load(s.ID)
 	if s.Flags.Has(session.FlagWebSocket) {
 		var sb strings.Builder
+		if note := s.MessagesNote(); note != "" {
+			sb.WriteString(note + " (the rest were counted, not recorded).\n")
+		}
 		for _, m := range s.Messages {
 			dir := "←"
 			if m.FromClient {
