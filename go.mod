@@ -19,7 +19,6 @@ require github.com/sergi/go-diff v1.4.0
 
 require (
 	github.com/agnivade/levenshtein v1.2.2 // indirect
-	github.com/dlclark/regexp2/v2 v2.5.2 // indirect
 	github.com/go-openapi/jsonpointer v0.22.5 // indirect
 	github.com/go-openapi/swag/jsonname v0.25.5 // indirect
 	github.com/go-sourcemap/sourcemap v2.1.3+incompatible // indirect
@@ -40,6 +39,7 @@ require (
 require (
 	github.com/alecthomas/chroma/v2 v2.27.0
 	github.com/bufbuild/protocompile v0.14.1
+	github.com/dlclark/regexp2/v2 v2.5.2
 	github.com/getkin/kin-openapi v0.153.0
 	github.com/skip2/go-qrcode v0.0.0-20200617195104-da1b6568686e
 	github.com/vektah/gqlparser/v2 v2.5.64

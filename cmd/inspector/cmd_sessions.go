@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"inspector/internal/textual"
 	"io"
 	"net/http"
 	"os"
@@ -13,7 +14,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"inspector/engine/filter"
 	"inspector/engine/session"
@@ -425,18 +425,7 @@ func bodyText(d []byte) string {
 	return "base64:" + base64.StdEncoding.EncodeToString(d)
 }
 
-// isText: valid UTF-8 without control characters other than tab, CR, LF.
-func isText(d []byte) bool {
-	if !utf8.Valid(d) {
-		return false
-	}
-	for _, r := range string(d) {
-		if r < 0x20 && r != '\t' && r != '\n' && r != '\r' || r == 0x7f {
-			return false
-		}
-	}
-	return true
-}
+func isText(d []byte) bool { return textual.IsText(d) }
 
 func runHARExport(args []string) error {
 	fs := newFlagSet("har export")

@@ -2,10 +2,10 @@ package content
 
 import (
 	"bytes"
+	"inspector/internal/textual"
 	"mime"
 	"regexp"
 	"strings"
-	"unicode/utf8"
 
 	"golang.org/x/net/html/charset"
 	"golang.org/x/text/encoding"
@@ -85,24 +85,6 @@ func Text(contentType string, body []byte) (text string, charsetName string) {
 	return strings.ToValidUTF8(string(out), "\uFFFD"), name
 }
 
-// validUTF8Prefix is utf8.Valid on the first 64 KiB of b, allowing one rune cut at the
-// end when b is long enough to have been cut (by a capture cap or by this function): a
-// short body ending in a lone lead byte is not UTF-8.
-func validUTF8Prefix(b []byte) bool {
-	if len(b) > 64<<10 {
-		b = b[:64<<10]
-	}
-	if utf8.Valid(b) {
-		return true
-	}
-	if len(b) < 1024 {
-		return false
-	}
-	for i := 1; i <= 3; i++ {
-		tail := b[len(b)-i:]
-		if utf8.RuneStart(tail[0]) && !utf8.FullRune(tail) {
-			return utf8.Valid(b[:len(b)-i])
-		}
-	}
-	return false
-}
+// validUTF8Prefix is textual.ValidUTF8Prefix: a short body ending in a lone lead byte is
+// not UTF-8, a long one may have been cut by a capture cap.
+func validUTF8Prefix(b []byte) bool { return textual.ValidUTF8Prefix(b) }

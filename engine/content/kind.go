@@ -3,6 +3,7 @@ package content
 import (
 	"bytes"
 	"encoding/json"
+	"inspector/internal/textual"
 	"mime"
 	"net/http"
 	"net/url"
@@ -172,25 +173,11 @@ func sniffHTML(b []byte) bool {
 	return strings.HasPrefix(http.DetectContentType(b), "text/html")
 }
 
-// looksText reports whether b (its first 4 KiB) is UTF-8 without control bytes other
-// than tab, newlines and form feed.
-func looksText(b []byte) bool {
-	if len(b) > 4096 {
-		b = b[:4096]
-	}
-	if !utf8.Valid(b) && !validUTF8Prefix(b) {
-		return false
-	}
-	for _, c := range b {
-		if c < 0x20 && c != '\n' && c != '\r' && c != '\t' && c != '\f' || c == 0x7f {
-			return false
-		}
-	}
-	return true
-}
+// looksText is textual.LooksText: the body's first 4 KiB read as text.
+func looksText(b []byte) bool { return textual.LooksText(b) }
 
-// LooksText is looksText for other packages (HAR export, raw views).
-func LooksText(b []byte) bool { return looksText(b) }
+// LooksText is looksText for other packages (raw views).
+func LooksText(b []byte) bool { return textual.LooksText(b) }
 
 // isGraphQLRequest reports whether a JSON body is a GraphQL request: an object with a
 // string "query" (and only GraphQL-request keys), or a non-empty array of them.

@@ -9,3 +9,32 @@ func TestIsText(t *testing.T) {
 		}
 	}
 }
+
+func TestLooksText(t *testing.T) {
+	long := make([]byte, SniffLen+10)
+	for i := range long {
+		long[i] = 'a'
+	}
+	copy(long[SniffLen-1:], "ü") // a rune cut where the sniff window ends
+	cases := []struct {
+		in   []byte
+		want bool
+	}{
+		{[]byte("plain\ftext\n"), true},
+		{[]byte("nul\x00"), false},
+		{long, true},
+		{append([]byte("short"), 0xc3), false}, // a short body ending in a lone lead byte is not text
+		{append(long[:SniffLen-1:SniffLen-1], 0x00), false},
+	}
+	for i, c := range cases {
+		if LooksText(c.in) != c.want {
+			t.Errorf("case %d: LooksText = %v", i, !c.want)
+		}
+	}
+	if !IsText([]byte("form\ffeed")) {
+		t.Error("form feed is text for both rules")
+	}
+	if IsText(long[:SniffLen]) || !LooksText(long[:SniffLen]) {
+		t.Error("a rune cut at the end: not text as a whole, text as a sniffed prefix")
+	}
+}

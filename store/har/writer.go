@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"inspector/internal/textual"
 	"io"
 	"net"
 	"net/http"
@@ -16,7 +17,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	bodyc "inspector/engine/content"
 	"inspector/engine/session"
@@ -274,19 +274,8 @@ func pairList(raw string) []nameValue {
 	return out
 }
 
-// isText reports whether b can be written as JSON text without loss or noise: valid
-// UTF-8 without control characters other than tab, newline, carriage return, form feed.
-func isText(b []byte) bool {
-	if !utf8.Valid(b) {
-		return false
-	}
-	for _, c := range b {
-		if c < 0x20 && c != '\t' && c != '\n' && c != '\r' && c != '\f' || c == 0x7f {
-			return false
-		}
-	}
-	return true
-}
+// isText reports whether b can be written as JSON text without loss or noise.
+func isText(b []byte) bool { return textual.IsText(b) }
 
 // encodings lists a Content-Encoding header's codings in the order applied.
 func encodings(h http.Header) []string { return bodyc.Codings(h) }

@@ -62,7 +62,12 @@
 //
 // # Safety
 //
-// Each call has a time budget (Budget, default 100 ms) enforced with goja's Interrupt; a
+// Each call has a time budget (Budget, default 100 ms) enforced with goja's Interrupt. A
+// regular expression that goja runs with regexp2 (lookaround, backreferences), which the
+// interrupt cannot reach, has a match timeout of the default budget, so catastrophic
+// backtracking ends there too and the error names the line of the match. The request and
+// response bodies are read (up to MaxBody) before a script's turn, so a client or origin
+// that sends slowly holds only its own exchange. A
 // script that throws or runs out of time leaves the flow exactly as it was (edits are
 // applied only when a handler returns normally), the error is added to the session's
 // comment and to the log with file:line, and traffic goes on. For websocketMessage, any

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dlclark/regexp2/v2"
 	"github.com/dop251/goja"
 
 	"inspector/engine"
@@ -45,6 +46,17 @@ type script struct {
 
 // loadBudget bounds the top-level run of a file.
 const loadBudget = time.Second
+
+// regexpMatchTimeout bounds one match of a regular expression that goja hands to regexp2
+// (the patterns Go's regexp cannot run: lookaround, backreferences), whose catastrophic
+// backtracking goja's Interrupt cannot stop: regexp2 is Go code that never looks at the
+// interrupt flag. regexp2 reads DefaultMatchTimeout when goja compiles the pattern (at its
+// first use). A match cut off is "no match" to goja, so the timeout is the handler budget:
+// by then the call's interrupt has fired as well, and the handler stops with the budget
+// error at the line of the match instead of going on with a wrong answer.
+const regexpMatchTimeout = defaultBudget
+
+func init() { regexp2.DefaultMatchTimeout = regexpMatchTimeout }
 
 func (m *Manager) load(file string, fi os.FileInfo) *script {
 	s := &script{file: file, mtime: fi.ModTime(), size: fi.Size(), loaded: time.Now(), handlers: map[string]goja.Callable{}}
@@ -171,6 +183,7 @@ type flowState struct {
 type bodyState struct {
 	data []byte
 	read bool
+	err  error // why the body could not be buffered (a later read says the same)
 }
 
 func newFlowState(f *engine.Flow, maxBody int64) *flowState {
@@ -257,8 +270,8 @@ var errBodyTooLarge = errors.New("body too large to buffer for a script")
 // readBody buffers a body on first use, up to maxBody, putting the bytes back in front of
 // the stream so what goes on is unchanged.
 func (st *flowState) readBody(bs *bodyState, body *io.ReadCloser) ([]byte, error) {
-	if bs.read {
-		return bs.data, nil
+	if bs.read || bs.err != nil {
+		return bs.data, bs.err
 	}
 	if *body == nil || *body == http.NoBody {
 		bs.read = true
@@ -275,11 +288,13 @@ func (st *flowState) readBody(bs *bodyState, body *io.ReadCloser) ([]byte, error
 	data, err := io.ReadAll(io.LimitReader(orig, st.maxBody+1))
 	if err != nil {
 		*body = readCloser{io.MultiReader(bytes.NewReader(data), orig), orig}
-		return nil, fmt.Errorf("reading the body: %w", err)
+		bs.err = fmt.Errorf("reading the body: %w", err)
+		return nil, bs.err
 	}
 	if int64(len(data)) > st.maxBody {
 		*body = readCloser{io.MultiReader(bytes.NewReader(data), orig), orig}
-		return nil, fmt.Errorf("%w (more than %d bytes)", errBodyTooLarge, st.maxBody)
+		bs.err = fmt.Errorf("%w (more than %d bytes)", errBodyTooLarge, st.maxBody)
+		return nil, bs.err
 	}
 	orig.Close()
 	*body = io.NopCloser(bytes.NewReader(data))

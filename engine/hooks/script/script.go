@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/dop251/goja"
+
 	"inspector/engine"
 	"inspector/engine/session"
 )
@@ -370,6 +372,17 @@ func (m *Manager) runStages(f *engine.Flow, names ...string) error {
 	st := newFlowState(f, m.opts.MaxBody)
 	for _, name := range names {
 		st.bodyAllowed = name == stageRequest || name == stageResponse
+		// The body is read (up to MaxBody) before any script's turn: a client or origin
+		// that sends it slowly then holds only its own flow, never the script's runtime,
+		// which every other flow through that script waits for.
+		switch name {
+		case stageRequest:
+			st.readBody(st.req, &f.Request.Body) // an error is kept and thrown by text() etc.
+		case stageResponse:
+			if f.Response != nil {
+				st.readBody(st.resp, &f.Response.Body)
+			}
+		}
 		for _, s := range scripts {
 			fn := s.handlers[name]
 			if fn == nil {
@@ -413,9 +426,29 @@ func (m *Manager) logScriptError(s *script, id session.ID, stage string, err err
 }
 
 // scriptErrorText is goja's message with the script's file:line:col (exceptions and
-// interrupts carry their stack; Error gives its first frame).
+// interrupts carry their stack; Error gives its first frame). When that frame is a
+// built-in (an interrupt that lands in RegExp.prototype.test, String.prototype.repeat…),
+// the first frame in the script's own source is added, so the user sees the line.
 func scriptErrorText(err error) string {
-	return strings.TrimSpace(err.Error())
+	msg := strings.TrimSpace(err.Error())
+	var stack []goja.StackFrame
+	var ie *goja.InterruptedError
+	var ex *goja.Exception
+	switch {
+	case errors.As(err, &ie):
+		stack = ie.Stack()
+	case errors.As(err, &ex):
+		stack = ex.Stack()
+	}
+	for _, f := range stack {
+		if p := f.Position(); p.Filename != "" && p.Line > 0 {
+			if loc := fmt.Sprintf("%s:%d:%d", p.Filename, p.Line, p.Column); !strings.Contains(msg, loc) {
+				msg += " at " + loc
+			}
+			break
+		}
+	}
+	return msg
 }
 
 func (m *Manager) wantsDone() bool { return m.wants(stageDone) || m.wants(stageError) }

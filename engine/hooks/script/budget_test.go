@@ -1,0 +1,173 @@
+package script_test
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	et "inspector/engine/enginetest"
+	"inspector/engine/hooks/script"
+)
+
+// unrelated sends n parallel GETs to url and returns their latencies; each must succeed.
+func unrelated(t *testing.T, p *et.Proxy, url string, n int) []time.Duration {
+	t.Helper()
+	c := p.Client(t, et.ClientH1)
+	c.Timeout = 20 * time.Second
+	var mu sync.Mutex
+	var lat []time.Duration
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			start := time.Now()
+			resp, err := c.Get(url)
+			if err != nil {
+				t.Errorf("unrelated GET: %v", err)
+				return
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 200 {
+				t.Errorf("unrelated GET: status %d", resp.StatusCode)
+			}
+			mu.Lock()
+			lat = append(lat, time.Since(start))
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	return lat
+}
+
+func p95(lat []time.Duration) time.Duration {
+	if len(lat) == 0 {
+		return 0
+	}
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	return lat[(len(lat)*95+99)/100-1]
+}
+
+// A catastrophic regular expression (regexp2, which goja's Interrupt cannot reach) is cut
+// off within the budget: the request goes on unmodified, the session and the log name the
+// script and line, and later requests through the same script are answered.
+func TestPathologicalRegexpIsCutOffAndOthersFlow(t *testing.T) {
+	t.Parallel()
+	m, p, o, _ := setup(t, script.Options{}, map[string]string{"evil.js": `exports.request = function (flow) {
+  if (flow.request.url.indexOf("/evil") < 0) return;
+  var hit = /^(a+)+b(?=c)/.test("a".repeat(40));
+  flow.request.headers.set("X-After", String(hit));
+};`})
+	c := p.Client(t, et.ClientH1)
+	c.Timeout = 20 * time.Second // without a match timeout this request never ends
+	start := time.Now()
+	resp, err := c.Get(o.URL + "/evil")
+	if err != nil {
+		t.Fatalf("the request with the pathological regexp: %v", err)
+	}
+	resp.Body.Close()
+	took := time.Since(start)
+	if resp.StatusCode != 200 || o.last(t).Header.Get("X-After") != "" {
+		t.Fatalf("status %d, X-After %q: want the request unmodified", resp.StatusCode, o.last(t).Header.Get("X-After"))
+	}
+	s := next(t, p)
+	if !strings.Contains(s.Comment, "time budget") || !strings.Contains(s.Comment, "evil.js:3") {
+		t.Fatalf("session comment %q: want the budget error at evil.js:3", s.Comment)
+	}
+	logged := false
+	for _, e := range m.Log() {
+		logged = logged || (e.Error && strings.Contains(e.Text, "evil.js:3"))
+	}
+	if !logged {
+		t.Fatalf("log %+v: want the error with evil.js:3", m.Log())
+	}
+	// While the regexp is provoked again, unrelated requests are answered.
+	go func() {
+		if r, err := c.Get(o.URL + "/evil"); err == nil {
+			r.Body.Close()
+		}
+	}()
+	lat := unrelated(t, p, o.URL+"/ok", 10)
+	t.Logf("pathological request answered in %v; 10 unrelated GETs while provoked: p95 %v", took, p95(lat))
+}
+
+// A client that sends its body slowly holds its own flow only: requests through the same
+// request handler are answered while it is still sending.
+func TestSlowBodyDoesNotHoldOtherFlows(t *testing.T) {
+	t.Parallel()
+	m, p, o, _ := setup(t, script.Options{}, map[string]string{"body.js": `
+exports.requestHeaders = function (flow) {
+  if (flow.request.method === "POST") console.log("upload started");
+};
+exports.request = function (flow) {
+  if (flow.request.method === "POST") flow.request.headers.set("X-Len", String(flow.request.text().length));
+};`})
+	conn, err := net.Dial("tcp", p.URL.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	// 1.1 MB at once, then 10 bytes every 10 ms until the other requests are done.
+	const fast = 1100 << 10
+	fmt.Fprintf(conn, "POST %s/up HTTP/1.1\r\nHost: %s\r\nTransfer-Encoding: chunked\r\n\r\n%x\r\n%s\r\n",
+		o.URL, strings.TrimPrefix(o.URL, "http://"), fast, strings.Repeat("a", fast))
+	deadline := time.Now().Add(20 * time.Second)
+	for !logged(m, "upload started") {
+		if time.Now().After(deadline) {
+			t.Fatal("the upload never reached the script")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	stop, sent := make(chan struct{}), make(chan int)
+	go func() {
+		n := fast
+		tick := time.NewTicker(10 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				conn.Write([]byte("0\r\n\r\n"))
+				sent <- n
+				return
+			case <-tick.C:
+				conn.Write([]byte("a\r\nbbbbbbbbbb\r\n"))
+				n += 10
+			}
+		}
+	}()
+	// Before, the handler read the rest of the body holding the script's runtime, and
+	// every request below waited for the upload, which waits for them.
+	var lat []time.Duration
+	for range 10 {
+		lat = append(lat, unrelated(t, p, o.URL+"/ok", 2)...)
+	}
+	close(stop)
+	total := <-sent
+	t.Logf("%d unrelated GETs while a client sends 10 B every 10 ms: p95 %v", len(lat), p95(lat))
+	conn.SetReadDeadline(time.Now().Add(20 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 || o.last(t).Header.Get("X-Len") != fmt.Sprint(total) {
+		t.Fatalf("slow upload: status %d, X-Len %q, want %d", resp.StatusCode, o.last(t).Header.Get("X-Len"), total)
+	}
+}
+
+func logged(m *script.Manager, text string) bool {
+	for _, e := range m.Log() {
+		if strings.Contains(e.Text, text) {
+			return true
+		}
+	}
+	return false
+}
