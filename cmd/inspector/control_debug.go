@@ -29,10 +29,9 @@ type debugAPI struct {
 	st    *store.Store
 }
 
-// newDebugAPI loads DATA_DIR/breakpoints.json and DATA_DIR/rules.json and installs their
-// hooks on eng: rules first (so a breakpoint shows the request as the rules made it), then
-// breakpoints. Call it before eng serves. The caller should call bp.Close before
-// closing the engine so no paused session holds the shutdown.
+// newDebugAPI loads DATA_DIR/breakpoints.json and DATA_DIR/rules.json; installHooks puts
+// their hooks on eng, in its order. The caller should call bp.Close before closing the
+// engine so no paused session holds the shutdown.
 func newDebugAPI(dataDir string, eng *engine.Engine, st *store.Store) (*debugAPI, error) {
 	bp, err := breakpoint.New(filepath.Join(dataDir, "breakpoints.json"))
 	if err != nil {
@@ -42,8 +41,6 @@ func newDebugAPI(dataDir string, eng *engine.Engine, st *store.Store) (*debugAPI
 	if err != nil {
 		return nil, fmt.Errorf("rules: %w", err)
 	}
-	rs.Install(eng)
-	bp.Install(eng)
 	return &debugAPI{bp: bp, rules: rs, snd: eng, st: st}, nil
 }
 

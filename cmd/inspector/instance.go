@@ -59,6 +59,7 @@ type instanceFlags struct {
 	mcpWrites                                       bool
 	scripts                                         []string
 	networkProfile                                  string
+	modes                                           captureModes // cmd_capture.go
 }
 
 // runInstance runs the proxy with a window, or headless.
@@ -91,6 +92,7 @@ func runInstance(args []string) error {
 	fs.BoolVar(&f.systemProxy, "system-proxy", false, "point the OS system proxy at this instance while it runs (restored on exit, and after a crash)")
 	protoPathFlag(fs) // content_api.go
 	contractFlag(fs)  // cmd_contract.go
+	captureModeFlags(fs, &f.modes)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -230,7 +232,7 @@ func startInstance(dir string, f instanceFlags) (_ *instance, err error) {
 	}
 	inst.stops = append(inst.stops, func() error { inst.debug.bp.Close(); return nil })
 	routes := inst.debug.handlers()
-	scripts, err := startScripts(dir, f.scripts, eng)
+	scripts, err := startScripts(dir, f.scripts)
 	if err != nil {
 		return nil, err
 	}
@@ -239,11 +241,12 @@ func startInstance(dir string, f instanceFlags) (_ *instance, err error) {
 	for p, h := range scriptHandlers(scripts) {
 		routes[p] = h
 	}
-	shaper, err := startNetProfile(f.networkProfile, eng)
+	shaper, err := startNetProfile(f.networkProfile)
 	if err != nil {
 		return nil, err
 	}
 	inst.shaper = shaper
+	installHooks(eng, inst.debug.rules, inst.debug.bp, scripts, shaper)
 	for p, h := range protoHandlers() {
 		routes[p] = h
 	}
@@ -263,6 +266,9 @@ func startInstance(dir string, f instanceFlags) (_ *instance, err error) {
 	inst.controlAddr = addr
 	inst.stops = append(inst.stops, stop)
 	eng.Reserve(addr)
+	if err := inst.startCaptureModes(f.modes, f.allowRemote); err != nil {
+		return nil, err
+	}
 
 	if f.systemProxy {
 		restore, err := enableSystemProxy(dir, eng.Addr())
