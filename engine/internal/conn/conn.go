@@ -136,11 +136,12 @@ func (t *Table) add(c net.Conn, capped bool) *Conn {
 }
 
 // Track puts c in the table without taking a slot (it is counted and cut by CloseAll but
-// never evicted), unless c already is or wraps a *Conn (see Of): then that is returned.
-// After CloseAll, c is closed at once.
-func (t *Table) Track(c net.Conn) *Conn {
-	if lc := Of(c); lc != nil {
-		return lc
+// never evicted) and returns the connection to use in its place: c itself when it already
+// is or wraps a *Conn (see Of; its layers, such as bytes already read, stay), else c
+// wrapped in a new *Conn. After CloseAll, c is closed at once.
+func (t *Table) Track(c net.Conn) net.Conn {
+	if Of(c) != nil {
+		return c
 	}
 	return t.add(c, false)
 }

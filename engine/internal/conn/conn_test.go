@@ -205,7 +205,7 @@ func TestTrackCountsWithoutASlotAndOfFindsTheEntry(t *testing.T) {
 	// tracked, and it is never evicted.
 	other, peer := net.Pipe()
 	t.Cleanup(func() { other.Close(); peer.Close() })
-	tracked := tb.Track(wrapper{other})
+	tracked := tb.Track(wrapper{other}).(*Conn)
 	tracked.SetWaiting(true)
 	if tb.Open() != 2 || held(tb) != 1 {
 		t.Fatalf("open %d slots %d, want 2 and 1", tb.Open(), held(tb))
@@ -213,8 +213,11 @@ func TestTrackCountsWithoutASlotAndOfFindsTheEntry(t *testing.T) {
 	// Through any layer exposing NetConn (an entry point's wrapper, *tls.Conn), Of and
 	// Track find the same entry: nothing is counted twice.
 	layered := tls.Client(wrapper{capped}, &tls.Config{InsecureSkipVerify: true})
-	if Of(layered) != capped || tb.Track(layered) != capped {
+	if Of(layered) != capped {
 		t.Fatal("Of does not see through the layers")
+	}
+	if tb.Track(layered) != net.Conn(layered) {
+		t.Fatal("Track replaced a connection already in the table (its layers would be lost)")
 	}
 	if Of(other) != nil {
 		t.Fatal("Of found an entry for a connection outside the table")
