@@ -41,6 +41,9 @@ func newDebugAPI(dataDir string, eng *engine.Engine, st *store.Store) (*debugAPI
 	if err != nil {
 		return nil, fmt.Errorf("rules: %w", err)
 	}
+	if w := rs.Warning(); w != "" {
+		fmt.Fprintln(stderr, "inspector: warning: "+w)
+	}
 	return &debugAPI{bp: bp, rules: rs, snd: eng, st: st}, nil
 }
 
@@ -384,8 +387,11 @@ func (d *debugAPI) Resume(id session.ID, e *breakpoint.Edits) error      { retur
 func (d *debugAPI) Respond(id session.ID, a breakpoint.Answer) error     { return d.bp.Respond(id, a) }
 func (d *debugAPI) Abort(id session.ID) error                            { return d.bp.Abort(id) }
 func (d *debugAPI) Rules() []rules.Rule                                  { return d.rules.Rules() }
-func (d *debugAPI) ReplaceRules(rs []rules.Rule) ([]rules.Rule, error)   { return d.rules.Replace(rs) }
-func (d *debugAPI) OnChange(f func())                                    { d.bp.OnChange(f) }
+func (d *debugAPI) ReplaceRules(rs []rules.Rule) ([]rules.Rule, error) {
+	return d.rules.ReplaceAllowingFolders(rs) // the window: the user entered these files
+}
+func (d *debugAPI) MapLocalFolders() []string { return d.rules.Folders() }
+func (d *debugAPI) OnChange(f func())         { d.bp.OnChange(f) }
 func (d *debugAPI) Send(ctx context.Context, req *http.Request, opts engine.SendOptions) (*session.Session, error) {
 	return d.snd.Send(ctx, req, opts)
 }

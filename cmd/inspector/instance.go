@@ -44,6 +44,9 @@ type instance struct {
 	// scripts runs the JavaScript addons (the window's Tools ▸ Scripts…).
 	shaper  *netprofile.Shaper
 	scripts *script.Manager
+	// proxyAuth is the "user:password" the proxy listener demands ("" for none), for the
+	// window's start page.
+	proxyAuth string
 
 	stops []func() error // run in reverse order by shutdown
 }
@@ -182,6 +185,7 @@ func startInstance(dir string, f instanceFlags) (_ *instance, err error) {
 	if err != nil {
 		return nil, err
 	}
+	inst.proxyAuth = auth
 	// Spill files of a run that ended abruptly belong to sessions that were never stored.
 	spillDir := filepath.Join(dir, "spill")
 	_ = os.RemoveAll(spillDir)
