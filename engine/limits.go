@@ -44,3 +44,8 @@ func (e *Engine) checkProxyAuth(w http.ResponseWriter, r *http.Request) bool {
 	}
 	return true
 }
+
+// hold makes Close cut c until release is called: for a connection outside the
+// connection table between its accept and its hand-off, such as during a handshake a
+// client may stall. One in the table (LimitListener's) is cut by Close anyway.
+func (e *Engine) hold(c net.Conn) (release func()) { return e.conns.Hold(c) }

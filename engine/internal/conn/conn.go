@@ -48,7 +48,8 @@ type Table struct {
 
 	mu     sync.Mutex
 	conns  map[*Conn]struct{}
-	slots  int // capped connections in conns
+	slots  int                   // capped connections in conns
+	held   map[net.Conn]struct{} // Hold's: outside the table, cut by CloseAll
 	closed bool
 }
 
@@ -65,7 +66,7 @@ func NewTable(max int, tunnelIdleAfter time.Duration, logf func(string, ...any))
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
-	return &Table{max: max, tunnelIdleAfter: tunnelIdleAfter, logf: logf, conns: map[*Conn]struct{}{}}
+	return &Table{max: max, tunnelIdleAfter: tunnelIdleAfter, logf: logf, conns: map[*Conn]struct{}{}, held: map[net.Conn]struct{}{}}
 }
 
 // Max is the cap.
@@ -171,13 +172,39 @@ func (t *Table) evictWaiting() bool {
 	return true
 }
 
-// CloseAll closes every connection in the table; connections added later are closed at
-// once.
+// Hold makes CloseAll cut c until release is called, for a connection in no table yet
+// (one an entry point is still handshaking with); a connection in the table needs
+// nothing. After CloseAll, c is closed at once.
+func (t *Table) Hold(c net.Conn) (release func()) {
+	if Of(c) != nil {
+		return func() {}
+	}
+	t.mu.Lock()
+	closed := t.closed
+	if !closed {
+		t.held[c] = struct{}{}
+	}
+	t.mu.Unlock()
+	if closed {
+		c.Close()
+	}
+	return func() {
+		t.mu.Lock()
+		delete(t.held, c)
+		t.mu.Unlock()
+	}
+}
+
+// CloseAll closes every connection in the table (and every one held); connections added
+// later are closed at once.
 func (t *Table) CloseAll() {
 	t.mu.Lock()
 	t.closed = true
-	all := make([]*Conn, 0, len(t.conns))
+	all := make([]net.Conn, 0, len(t.conns)+len(t.held))
 	for c := range t.conns {
+		all = append(all, c)
+	}
+	for c := range t.held {
 		all = append(all, c)
 	}
 	t.mu.Unlock()

@@ -266,3 +266,30 @@ func TestRefusalIsAnHTTPResponse(t *testing.T) {
 		t.Fatalf("body %d bytes, Content-Length %d", len(b), resp.ContentLength)
 	}
 }
+
+func TestHoldIsCutByCloseAllUntilReleased(t *testing.T) {
+	t.Parallel()
+	tb := NewTable(4, 0, t.Logf)
+	held, heldPeer := net.Pipe()
+	released, releasedPeer := net.Pipe()
+	t.Cleanup(func() { held.Close(); heldPeer.Close(); released.Close(); releasedPeer.Close() })
+	tb.Hold(held)
+	tb.Hold(released)()
+	if tb.Open() != 0 {
+		t.Fatalf("held connections are counted: %d", tb.Open())
+	}
+	tb.CloseAll()
+	if _, err := held.Write([]byte("x")); err == nil {
+		t.Fatal("a held connection survived CloseAll")
+	}
+	go releasedPeer.Read(make([]byte, 1))
+	if _, err := released.Write([]byte("x")); err != nil {
+		t.Fatalf("a released connection was cut: %v", err)
+	}
+	late, latePeer := net.Pipe()
+	t.Cleanup(func() { latePeer.Close() })
+	tb.Hold(late)
+	if _, err := late.Write([]byte("x")); err == nil {
+		t.Fatal("a connection held after CloseAll is open")
+	}
+}
