@@ -84,8 +84,9 @@ func newFilterBar(u *UI) *filterBar {
 	right := container.NewHBox(container.NewGridWrap(fyne.NewSize(200, f.quick.MinSize().Height), f.quick), f.presets)
 	f.box = container.NewVBox(
 		container.NewBorder(nil, nil, nil, right, container.NewThemeOverride(f.entry, &monoTheme{})),
-		f.caretBox,
-		f.errText,
+		// One row for an error: the caret under the column, the message after it (the
+		// two rows they took made the toolbar three rows tall).
+		container.NewHBox(f.caretBox, f.errText),
 	)
 	return f
 }

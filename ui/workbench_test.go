@@ -516,3 +516,18 @@ func BenchmarkClickToSpilledLiveBody(b *testing.B) {
 	}
 	b.ReportMetric(float64(worst.Microseconds())/1000, "worst-click-to-pretty-ms")
 }
+
+// TestFilterErrorTakesOneRow: a syntax error shows its caret and message in one row under
+// the filter, not two.
+func TestFilterErrorTakesOneRow(t *testing.T) {
+	u, _ := newTestUI(t, Deps{})
+	h0 := u.filter.box.MinSize().Height
+	u.filter.entry.SetText("status:(200")
+	if u.filter.Error() == "" {
+		t.Fatal("no error shown")
+	}
+	row := u.filter.errText.MinSize().Height + 2*theme.Padding()
+	if grew := u.filter.box.MinSize().Height - h0; grew > row {
+		t.Fatalf("the error made the filter %v px taller (one row is %v)", grew, row)
+	}
+}
