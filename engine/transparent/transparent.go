@@ -83,7 +83,8 @@ func New(e *engine.Engine, ln net.Listener, opts Options) *Server {
 }
 
 // Engine is the engine the server hands connections to.
-func (s *Server) Engine() *engine.Engine { return s.e
+func (s *Server) Engine() *engine.Engine {
+	return s.e
 }
 
 // Addr is the listener's address.

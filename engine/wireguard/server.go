@@ -360,4 +360,3 @@ func (t *netTun) Close() error {
 	})
 	return nil
 }
-

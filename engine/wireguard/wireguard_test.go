@@ -308,4 +308,3 @@ func TestWireGuardKeysAndConfig(t *testing.T) {
 		t.Fatalf("damaged keys: %v", err)
 	}
 }
-
