@@ -84,8 +84,9 @@ func newFilterBar(u *UI) *filterBar {
 	right := container.NewHBox(container.NewGridWrap(fyne.NewSize(200, f.quick.MinSize().Height), f.quick), f.presets)
 	f.box = container.NewVBox(
 		container.NewBorder(nil, nil, nil, right, container.NewThemeOverride(f.entry, &monoTheme{})),
-		f.caretBox,
-		f.errText,
+		// One row for an error: the caret under the column, the message after it (the
+		// two rows they took made the toolbar three rows tall).
+		container.NewHBox(f.caretBox, f.errText),
 	)
 	return f
 }
@@ -295,6 +296,9 @@ func splitNode(id string) (kind, name string) {
 // domainOf is the group of a host: its last two labels, or the host itself for IP
 // addresses and names of one or two labels.
 func domainOf(host string) string {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h // a host with its port is grouped under the host's domain
+	}
 	if host == "" || strings.Contains(host, ":") || net.ParseIP(host) != nil {
 		return host
 	}
