@@ -35,6 +35,8 @@ func (d testDebugger) ReplaceRules(rs []rules.Rule) ([]rules.Rule, error) {
 	return d.rules.ReplaceAllowingFolders(rs)
 }
 
+func (d testDebugger) MapLocalFolders() []string { return d.rules.Folders() }
+
 func (d testDebugger) Breakpoints() []breakpoint.Breakpoint { return d.Settings().Breakpoints }
 func (d testDebugger) AddBreakpoint(b breakpoint.Breakpoint) (int64, error) {
 	return d.Manager.Add(b)

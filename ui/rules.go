@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -196,7 +197,7 @@ func (e *RulesEditor) replace(next []rules.Rule, msg string) error {
 		return err
 	}
 	e.load(saved)
-	e.Result.SetText(msg)
+	e.Result.SetText(msg + e.foldersNote(saved))
 	return nil
 }
 
@@ -288,7 +289,7 @@ func (e *RulesEditor) saveForm(f *RuleForm) {
 	if r.ID == 0 && len(saved) > 0 {
 		msg = fmt.Sprintf("Rule #%d added.", saved[len(saved)-1].ID)
 	}
-	e.Result.SetText(msg)
+	e.Result.SetText(msg + e.foldersNote(saved))
 	e.closeForm()
 }
 
@@ -597,4 +598,21 @@ func (f *RuleForm) Rule() (rules.Rule, error) {
 		r.BytesPerSec = int64(bps)
 	}
 	return r, r.Validate()
+}
+
+// MapLocalFolderLister is implemented by a Debugger whose map_local rules serve files only
+// from folders the user allowed (engine/hooks/rules: saving a map_local rule in this form
+// allows its file's folder; docs/security.md).
+type MapLocalFolderLister interface {
+	MapLocalFolders() []string
+}
+
+// foldersNote names the allowed map-local folders after a save that holds a map_local rule.
+func (e *RulesEditor) foldersNote(rs []rules.Rule) string {
+	l, ok := e.dbg.(MapLocalFolderLister)
+	if !ok || !slices.ContainsFunc(rs, func(r rules.Rule) bool { return r.Kind == rules.MapLocal }) {
+		return ""
+	}
+	return "\nMap-local files are served only from: " + strings.Join(l.MapLocalFolders(), ", ") +
+		" (never the data directory; `inspector rules remove-folder DIR` takes one off)"
 }

@@ -62,6 +62,9 @@ func TestRulesFormsRoundTrip(t *testing.T) {
 		test.Type(f.File, filepath.Join(dir, "local.json"))
 		f.Headers.Add("X-From", "rule")
 	})
+	if txt := r.u.debug.rules.Result.Text; !strings.Contains(txt, "Map-local files are served only from: "+dir) {
+		t.Errorf("after saving a map_local rule: %q, want the allowed folder named", txt)
+	}
 	remote := add(rules.MapRemote, func(f *RuleForm) {
 		typeFilter(f, "path:/remote/")
 		test.Type(f.Target, other.URL)

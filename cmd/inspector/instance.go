@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"sync/atomic"
@@ -48,6 +49,8 @@ type instance struct {
 	// window's start page.
 	proxyAuth string
 
+	// launcher starts intercepted browsers (inspector launch, POST /api/v1/launch).
+	launcher *launcher
 	// socks is the --listen-socks listener (nil without).
 	socks *engine.SOCKS
 
@@ -271,6 +274,11 @@ func startInstance(dir string, f instanceFlags) (_ *instance, err error) {
 		routes[p] = h
 	}
 	for p, h := range netProfileHandlers(shaper) {
+		routes[p] = h
+	}
+	inst.launcher = &launcher{dataDir: dir, inst: inst, running: map[string]*exec.Cmd{}}
+	inst.stops = append(inst.stops, inst.launcher.stop)
+	for p, h := range launchHandlers(inst.launcher) {
 		routes[p] = h
 	}
 	inst.mcp = &mcpActivity{}
