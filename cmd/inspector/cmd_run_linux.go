@@ -15,6 +15,7 @@ import (
 	"inspector/engine"
 	"inspector/engine/transparent"
 	"inspector/platform/linux"
+	"inspector/rootca"
 )
 
 func init() {
@@ -35,6 +36,7 @@ func runRun(args []string) error {
 	fs.StringVar(&f.upstreamProto, "upstream-proto", "auto", "protocol towards origins: auto, h1, h2, h3")
 	fs.Int64Var(&f.captureLimit, "capture-limit", 1<<20, "bytes of each body kept in memory per session (-1: none)")
 	fs.Int64Var(&f.spillLimit, "spill-limit", 64<<20, "bytes of each body kept in all")
+	fs.IntVar(&f.leafDays, "leaf-days", rootca.MaxLeafDays, "days each minted certificate lasts, 1 to 47")
 	dns := fs.String("dns", "", "resolver for CMD's DNS queries, host:port (default: the first nameserver of /etc/resolv.conf)")
 	quiet := fs.Bool("quiet", false, "print nothing but CMD's own output")
 	fs.Usage = func() {

@@ -56,7 +56,8 @@ type Server struct {
 	closed bool
 }
 
-// New returns a server for the redirected connections accepted on ln. A connection whose
+// New returns a server for the redirected connections accepted on ln (nil for a server
+// that is only given connections, with ServeConn). A connection whose
 // original destination is ln itself is refused; reserve ln's address in the engine too
 // (Config.ReservedAddrs, or Engine.Reserve before Serve) so that no other entry point
 // forwards to it.
@@ -79,6 +80,11 @@ func New(e *engine.Engine, ln net.Listener, opts Options) *Server {
 		opts.Logf = func(string, ...any) {}
 	}
 	return &Server{e: e, ln: ln, opts: opts, noted: map[string]bool{}}
+}
+
+// Engine is the engine the server hands connections to.
+func (s *Server) Engine() *engine.Engine {
+	return s.e
 }
 
 // Addr is the listener's address.
@@ -156,6 +162,9 @@ func (s *Server) Close() error {
 	s.mu.Lock()
 	s.closed = true
 	s.mu.Unlock()
+	if s.ln == nil {
+		return nil
+	}
 	return s.ln.Close()
 }
 
@@ -164,6 +173,12 @@ func (s *Server) Close() error {
 // target (see Target) and hands the connection to the engine. It returns the engine's
 // error: engine.ErrLoop for a destination that is the instance itself.
 func (s *Server) ServeConn(c net.Conn, dst netip.AddrPort) error {
+	return s.ServeConnFrom(c, dst, s.opts.Client)
+}
+
+// ServeConnFrom is ServeConn for a connection whose client has a name of its own (a
+// WireGuard peer), which its sessions carry ("" for the engine's process lookup).
+func (s *Server) ServeConnFrom(c net.Conn, dst netip.AddrPort, client string) error {
 	if s.isSelf(dst) || s.e.Reserved(dst.String()) {
 		c.Close()
 		s.opts.Logf("transparent: refused %s from %s: the original destination is Inspector itself", dst, c.RemoteAddr())
@@ -172,7 +187,7 @@ func (s *Server) ServeConn(c net.Conn, dst netip.AddrPort) error {
 	pc := newPeekConn(c)
 	name := pc.sniff(s.opts.SniffTimeout)
 	target := s.Target(dst, name)
-	err := s.e.ServeConn(pc, target, engine.ConnSource{Via: s.opts.Via, Client: s.opts.Client})
+	err := s.e.ServeConn(pc, target, engine.ConnSource{Via: s.opts.Via, Client: client})
 	if errors.Is(err, engine.ErrLoop) {
 		s.opts.Logf("transparent: refused %s from %s: the original destination is Inspector itself", target, c.RemoteAddr())
 	}
@@ -181,6 +196,9 @@ func (s *Server) ServeConn(c net.Conn, dst netip.AddrPort) error {
 
 // isSelf reports whether dst is the listener's own address.
 func (s *Server) isSelf(dst netip.AddrPort) bool {
+	if s.ln == nil {
+		return false
+	}
 	la, ok := s.ln.Addr().(*net.TCPAddr)
 	if !ok || la.Port != int(dst.Port()) {
 		return false
