@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptrace"
@@ -41,6 +42,9 @@ type Config struct {
 	Stale func(tapped net.Conn) bool
 	// QUICConfig returns the QUIC settings of upstream QUIC connection id.
 	QUICConfig func(id uint64) *quic.Config
+	// KeyLog, when set, receives the NSS key-log lines of every upstream TLS and QUIC
+	// connection (--keylog). It must be safe for concurrent use.
+	KeyLog io.Writer
 }
 
 // Upstream holds the transports towards origins and picks one for each request
@@ -137,6 +141,7 @@ func (u *Upstream) newTLSTransport(roots *x509.CertPool, insecure bool) (http.Ro
 		RootCAs:            roots,
 		InsecureSkipVerify: insecure, // only for hosts the user listed in --upstream-insecure
 		ClientSessionCache: tls.NewLRUClientSessionCache(1024),
+		KeyLogWriter:       u.cfg.KeyLog,
 	}
 	if insecure {
 		u.laxTLS = tlsConf.Clone()
@@ -226,6 +231,7 @@ func (u *Upstream) newH1Transport(roots *x509.CertPool, insecure bool) *http.Tra
 		InsecureSkipVerify: insecure, // only for hosts the user listed in --upstream-insecure
 		ClientSessionCache: tls.NewLRUClientSessionCache(1024),
 		NextProtos:         []string{"http/1.1"},
+		KeyLogWriter:       u.cfg.KeyLog,
 	}
 	u.closer = append(u.closer, t.CloseIdleConnections)
 	return t
