@@ -20,6 +20,8 @@ APT_PKGS  += wget httpie python3-requests python3-httpx nodejs default-jdk-headl
              mono-mcs mono-runtime libmono-system-net-http4.0-cil rustc
 # Native file dialogs (ui/nativedialog): a private session bus for the desktop-portal tests.
 APT_PKGS  += dbus-daemon
+# TLS key log (--keylog): tshark decrypts a loopback capture with it (cmd/inspector).
+APT_PKGS  += tshark
 
 # npm packages the tests use (not part of the product).
 NPM_TOOLS := .cache/npm-tools
