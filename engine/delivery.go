@@ -97,6 +97,18 @@ func (w *clientWriter) FlushError() error {
 	return http.NewResponseController(w.ResponseWriter).Flush()
 }
 
+// flushPartial sends the head and body bytes still buffered before the handler aborts on
+// a body the origin broke off: the client gets what it would have got from the origin
+// directly, the head and the bytes that came, then the close (HTTP/1) or the stream's
+// reset. Without it net/http drops its response buffer on the abort, and a short
+// response reaches the client as nothing at all.
+func (w *clientWriter) flushPartial() {
+	if w.held != 0 || w.n == 0 || w.ResponseWriter == nil {
+		return
+	}
+	_ = http.NewResponseController(w.ResponseWriter).Flush()
+}
+
 func (w *clientWriter) head() {
 	w.headed, w.want = true, -1
 	if v := w.Header().Get("Content-Length"); v != "" {

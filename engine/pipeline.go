@@ -72,6 +72,9 @@ func (e *Engine) serveExchange(w http.ResponseWriter, r *http.Request) {
 		}
 		x.complete(p != nil, gone && !delivered, delivered)
 		if p != nil {
+			if p == http.ErrAbortHandler && !gone && x.s.Error != nil && x.s.Error.Side == session.SideUpstream {
+				x.cw.flushPartial()
+			}
 			panic(http.ErrAbortHandler) // reset the client connection
 		}
 	}()

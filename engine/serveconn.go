@@ -73,3 +73,11 @@ func (e *Engine) ServeConn(c net.Conn, target string, src ConnSource) error {
 func (e *Engine) LimitListener(ln net.Listener) net.Listener {
 	return newLimitListener(ln, e.cfg.MaxConns, e.cfg.Logf, &e.openConns)
 }
+
+// Reserved reports whether addr (host:port) is one of the engine's own addresses, which
+// ServeConn and the proxy refuse as a loop. Entry points that pick a target by name use
+// it to check the address a connection really went to.
+func (e *Engine) Reserved(addr string) bool {
+	host, port, err := net.SplitHostPort(addr)
+	return err == nil && e.isReserved(host, port)
+}

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -319,12 +320,23 @@ func open(path string, opts Options) (*Store, error) {
 					s.missing = a - committed
 				}
 			}
+			// A clean close recorded every id its run handed out ("allocated"): ids go
+			// on right after it (and after any stored id). After a crash the ids the
+			// last run may have handed out, up to "reserved", are skipped.
 			reserved := u64(meta.Get(kReserved))
-			s.next.Store(reserved)
-			s.reserved.Store(reserved + idBlock)
+			next := reserved
+			if u64(meta.Get(kClean)) == 1 {
+				next = max(committed, u64(meta.Get(kAllocated)))
+				if k, _ := tx.Bucket(bSummaries).Cursor().Last(); len(k) == 8 {
+					next = max(next, binary.BigEndian.Uint64(k))
+				}
+			}
+			reserved = max(reserved, next+idBlock)
+			s.next.Store(next)
+			s.reserved.Store(reserved)
 			s.count.Store(u64(meta.Get(kCount)))
 			s.bytes.Store(int64(u64(meta.Get(kBytes))))
-			return putMeta(meta, kReserved, reserved+idBlock, kAllocated, committed, kClean, 0)
+			return putMeta(meta, kReserved, reserved, kAllocated, committed, kClean, 0)
 		})
 	})
 	if err != nil {

@@ -718,3 +718,55 @@ func TestListWithFilters(t *testing.T) {
 		t.Errorf("summary after scan: %+v", got[0])
 	}
 }
+
+// Ids go on at last+1 after a clean close (issue 26: they jumped by idBlock at each
+// open), and still skip what a crashed run may have handed out.
+func TestIDsContinueAfterCleanClose(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "sessions.db")
+	want := session.ID(1)
+	for round := 0; round < 4; round++ {
+		s, err := Open(path, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < 3; i++ {
+			id := s.NextID()
+			if id != want {
+				t.Fatalf("round %d: NextID = %d, want %d", round, id, want)
+			}
+			want++
+			putAll(t, s, testSession(id, 200, 1, 1))
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A store opened without taking any session, then closed, changes nothing.
+	s, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// A crash (no Close) after handing out ids: the next run skips past every id the
+	// crashed run may have handed out.
+	s, err = Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id := s.NextID(); id != want {
+		t.Fatalf("NextID = %d, want %d", id, want)
+	}
+	handed := want
+	for i := 0; i < 10; i++ {
+		handed = s.NextID()
+	}
+	copyFile(t, path, path+".crash")
+	s.Close()
+	s = openTest(t, path+".crash", Options{})
+	if id := s.NextID(); id <= handed {
+		t.Fatalf("after a crash NextID = %d, not above %d handed out before", id, handed)
+	}
+}

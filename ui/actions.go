@@ -365,11 +365,7 @@ func (u *UI) DeleteSelection() {
 	if n > 1 {
 		msg = fmt.Sprintf("Delete the %d selected sessions?", n)
 	}
-	dialog.ShowConfirm("Delete", msg, func(ok bool) {
-		if ok {
-			u.DeleteSelected()
-		}
-	}, u.win)
+	u.confirmDlg = confirm(u.win, "Delete", msg, "Delete", u.DeleteSelected)
 }
 
 // DeleteSelected deletes the selected sessions from the store and the list, and selects
@@ -416,11 +412,7 @@ func (u *UI) confirmClear() {
 	if u.deps.ReadOnly {
 		return
 	}
-	dialog.ShowConfirm("Clear sessions", "Delete every stored session?", func(ok bool) {
-		if ok {
-			u.Clear()
-		}
-	}, u.win)
+	u.confirmDlg = confirm(u.win, "Clear sessions", "Delete every stored session?", "Delete all", u.Clear)
 }
 
 // Clear deletes every session from the store and the list.

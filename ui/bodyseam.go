@@ -53,6 +53,9 @@ type bodyViewOptions struct {
 	Trailer http.Header
 	// Protos names gRPC/protobuf message types; nil decodes without a schema.
 	Protos *content.Protos
+	// WebSocket: the message belongs to a WebSocket upgrade, whose bytes after it are
+	// the messages (the WebSocket tab), not a body.
+	WebSocket bool
 }
 
 // bodyViews is the one seam between the body pane and the body formatters: it reads a

@@ -62,8 +62,9 @@ func NewBreakpointWindow(dbg Debugger, protos func() *content.Protos) *Breakpoin
 			w.Select(w.paused[i].ID)
 		}
 	}
-	w.empty = widget.NewLabel("No session is paused. Sessions that match an enabled breakpoint wait here until you continue, answer or abort them.")
-	w.empty.(*widget.Label).Wrapping = fyne.TextWrapWord
+	empty := widget.NewLabel("No session is paused. Sessions that match an enabled breakpoint wait here until you continue, answer or abort them.")
+	empty.Wrapping = fyne.TextWrapWord
+	w.empty = container.NewVBox(capped(empty, 4))
 	w.editorBox = container.NewStack(w.empty)
 
 	w.List = NewBreakpointsPanel(dbg)
@@ -85,7 +86,7 @@ func NewBreakpointWindow(dbg Debugger, protos func() *content.Protos) *Breakpoin
 		container.NewHBox(widget.NewLabel("then"), w.OnTimeout, w.ApplyTimeout), w.Timeout)
 	queue := container.NewBorder(w.QueueLabel, nil, nil, nil, w.Queue)
 	bps := container.NewBorder(heading("Breakpoints"),
-		container.NewVBox(timeoutRow, w.TimeoutInfo), nil, nil, w.List.Content)
+		container.NewVBox(timeoutRow, capped(w.TimeoutInfo, 3)), nil, nil, w.List.Content)
 	left := container.NewVSplit(queue, bps)
 	left.SetOffset(0.45)
 	split := container.NewHSplit(left, w.editorBox)
@@ -275,7 +276,7 @@ func NewPausedEditor(dbg Debugger, p breakpoint.Paused) *PausedEditor {
 	e.Headers = NewHeaderTable(p.Header)
 	e.Body = widget.NewMultiLineEntry()
 	e.heldBody = setBody(e.Body, p.Body)
-	e.Body.TextStyle.Monospace = true // no wrapping: Fyne wraps an entry's whole text on every change
+	e.Body.TextStyle.Monospace = true // wrapped only for long lines (setBody): Fyne rewraps the whole text on every change
 	info := fmt.Sprintf("#%d paused at its %s by breakpoint %d.", p.ID, p.Phase, p.Breakpoint)
 	if p.Decoded != "" {
 		info += " The body is shown decoded (" + p.Decoded + ") and is encoded again when edited."
@@ -336,14 +337,14 @@ func NewPausedEditor(dbg Debugger, p breakpoint.Paused) *PausedEditor {
 				widget.NewFormItem("Status", e.RespStatus),
 				widget.NewFormItem("Reason", e.RespReason),
 				widget.NewFormItem("Content-Type", e.RespType)),
-				container.NewHBox(e.Respond), nil, nil, e.RespBody)))
+				container.NewHBox(e.Respond), nil, nil, mono(e.RespBody))))
 		bottom = container.NewVBox(respond, container.NewHBox(e.Continue, e.ContinueEdited, e.Abort))
 	}
 	fields := container.NewVSplit(
 		container.NewBorder(heading("Headers"), nil, nil, nil, e.Headers.Content),
-		container.NewBorder(heading("Body"), nil, nil, nil, e.Body))
+		container.NewBorder(heading("Body"), nil, nil, nil, mono(e.Body)))
 	fields.SetOffset(0.6) // requests carry more header lines than body lines
-	e.Content = container.NewBorder(container.NewVBox(e.Info, e.Expiry, form), container.NewVBox(e.Err, bottom), nil, nil, fields)
+	e.Content = container.NewBorder(container.NewVBox(capped(e.Info, 3), e.Expiry, form), container.NewVBox(capped(e.Err, 3), bottom), nil, nil, fields)
 	return e
 }
 
@@ -529,7 +530,7 @@ func NewBreakpointsPanel(dbg Debugger) *BreakpointsPanel {
 	})
 	p.Rows = container.NewVBox()
 	p.Content = container.NewBorder(
-		container.NewVBox(container.NewBorder(nil, nil, nil, container.NewHBox(p.Phase, p.Add), p.Filter.Entry), p.Filter.Error, p.Err),
+		container.NewVBox(container.NewBorder(nil, nil, nil, container.NewHBox(p.Phase, p.Add), p.Filter.Entry), capped(p.Filter.Error, 3), capped(p.Err, 3)),
 		nil, nil, nil, container.NewVScroll(p.Rows))
 	p.refresh()
 	return p

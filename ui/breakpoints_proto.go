@@ -131,6 +131,7 @@ func (e *PausedEditor) useProtos(protos *content.Protos) {
 		return
 	}
 	e.proto, e.heldBody = pb, nil
+	e.Body.Wrapping = entryWrapping([]byte(pb.text))
 	e.Body.SetText(pb.text)
 	e.Info.SetText(e.Info.Text + fmt.Sprintf(" The messages are shown as JSON (%s) and encoded again when you continue edited.", pb.md.FullName()))
 }

@@ -179,14 +179,14 @@ func NewComposer(dbg Debugger, s *session.Session, h *ComposerHistory) *Composer
 	form := widget.NewForm(widget.NewFormItem("Method", c.Method), widget.NewFormItem("URL", c.URL))
 	reqFields := container.NewVSplit(
 		container.NewBorder(heading("Headers"), nil, nil, nil, c.Headers.Content),
-		container.NewBorder(heading("Body"), nil, nil, nil, c.Body))
+		container.NewBorder(heading("Body"), nil, nil, nil, mono(c.Body)))
 	reqFields.SetOffset(0.6)
 	request := container.NewBorder(container.NewVBox(heading("Request"), form),
-		container.NewVBox(c.Result, c.SendBtn), nil, nil, reqFields)
+		container.NewVBox(capped(c.Result, 3), c.SendBtn), nil, nil, reqFields)
 	respFields := container.NewVSplit(
-		container.NewBorder(heading("Headers"), nil, nil, nil, container.NewScroll(c.RespHeaders)),
+		container.NewBorder(heading("Headers"), nil, nil, nil, container.NewScroll(mono(c.RespHeaders))),
 		container.NewBorder(heading("Body"), nil, nil, nil, container.NewPadded(c.RespBody)))
-	response := container.NewBorder(container.NewVBox(heading("Response"), c.RespStatus),
+	response := container.NewBorder(container.NewVBox(heading("Response"), capped(c.RespStatus, 2)),
 		nil, nil, nil, respFields)
 	work := container.NewHSplit(request, response)
 	work.SetOffset(0.5)

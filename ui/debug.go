@@ -176,6 +176,7 @@ func (v *debugViews) newWindow(title string, size fyne.Size, content fyne.Canvas
 	w.SetContent(content)
 	w.Resize(size)
 	w.SetOnClosed(closed)
+	closeKeys(w, true)
 	w.Show()
 	return w
 }

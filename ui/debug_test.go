@@ -32,7 +32,7 @@ type testDebugger struct {
 
 func (d testDebugger) Rules() []rules.Rule { return d.rules.Rules() }
 func (d testDebugger) ReplaceRules(rs []rules.Rule) ([]rules.Rule, error) {
-	return d.rules.Replace(rs)
+	return d.rules.ReplaceAllowingFolders(rs)
 }
 
 func (d testDebugger) Breakpoints() []breakpoint.Breakpoint { return d.Settings().Breakpoints }

@@ -29,10 +29,13 @@ import (
 // so a body of any size opens without blocking the window; a newer selection cancels
 // the work in progress.
 type bodyView struct {
-	u      *UI
-	info   *widget.Label
-	mode   *widget.RadioGroup // the view names of this body; never empty
-	raw    *widget.Check      // show the bytes as they travelled (still encoded)
+	u    *UI
+	info *widget.Label
+	// mode picks the view by name; never empty. A drop-down, not a row of radio buttons:
+	// a GraphQL or gRPC body has seven views, and their row was wider than the pane, so
+	// the window grew past the screen (1280 → 1599 px) and the toolbars overlapped.
+	mode   *widget.Select
+	raw    *widget.Check // show the bytes as they travelled (still encoded)
 	wrap   *widget.Check
 	save   *widget.Button
 	text   *textView
@@ -63,15 +66,13 @@ type bodyView struct {
 func newBodyView(u *UI, name string) *bodyView {
 	b := &bodyView{u: u, info: widget.NewLabel(""), text: newTextView(u), name: name, last: "JSON"}
 	b.info.Truncation = fyne.TextTruncateEllipsis
-	b.mode = widget.NewRadioGroup([]string{"Text", "Hex"}, func(s string) {
+	b.mode = widget.NewSelect([]string{"Text", "Hex"}, func(s string) {
 		if s == "" {
 			return
 		}
 		b.last = s
 		b.showView()
 	})
-	b.mode.Horizontal = true
-	b.mode.Required = true
 	b.mode.Selected = "Text"
 	b.raw = widget.NewCheck("Raw", func(bool) { b.compute() })
 	b.wrap = widget.NewCheck("Wrap", func(on bool) { b.text.setWrap(on) })
@@ -142,7 +143,9 @@ func (b *bodyView) compute() {
 		b.save.Disable()
 		b.mode.Disable()
 		b.text.setLang("")
-		if b.body.Size > 0 {
+		if b.msg.WebSocket {
+			b.text.set("No body: the bytes after the upgrade are WebSocket messages, listed in the WebSocket tab.")
+		} else if b.body.Size > 0 {
 			b.text.set(fmt.Sprintf("%d body bytes were not captured.", b.body.Size))
 		} else {
 			b.text.set("(no body)")
@@ -574,7 +577,12 @@ func (d *detailPane) show(id session.ID) {
 	d.shown = id
 	d.loadGen++
 	gen := d.loadGen
-	if s, ok := d.u.recent[id]; ok || d.u.deps.Store == nil || d.inline {
+	recent, ok := d.u.recent[id]
+	if ok && spilled(recent) && d.u.deps.Store != nil {
+		d.loadWhole(id, gen, recent, 0)
+		return
+	}
+	if s := recent; ok || d.u.deps.Store == nil || d.inline {
 		var err error
 		if !ok {
 			s, err = d.u.session(id)
@@ -593,6 +601,55 @@ func (d *detailPane) show(id session.ID) {
 				d.loaded(id, s, err)
 			}
 		})
+	}()
+}
+
+// spilled reports whether a live session's body went past the engine's in-memory cap:
+// its event carries the first part only, and the store holds the whole body.
+func spilled(s *session.Session) bool {
+	return s.Request.Body.Spilled != "" || (s.Response != nil && s.Response.Body.Spilled != "")
+}
+
+// wholeTries bounds how long (tries × wholeRetry) the pane waits for the store to commit
+// a spilled session before it keeps showing the first part.
+const (
+	wholeTries = 20
+	wholeRetry = 250 * time.Millisecond
+)
+
+// loadWhole shows a spilled live session as the store has it (the whole body, not the
+// event's first megabyte). Until the store's writer has committed it, the event's copy
+// is shown, and the store is asked again.
+func (d *detailPane) loadWhole(id session.ID, gen int, recent *session.Session, try int) {
+	st := d.u.deps.Store
+	done := func(s *session.Session, err error) {
+		if gen != d.loadGen {
+			return
+		}
+		if err == nil && s != nil {
+			d.loaded(id, s, nil)
+			return
+		}
+		if try == 0 {
+			d.loaded(id, recent, nil)
+		}
+		if try+1 < wholeTries && !d.inline {
+			time.AfterFunc(wholeRetry, func() {
+				d.u.post(func() {
+					if gen == d.loadGen {
+						d.loadWhole(id, gen, recent, try+1)
+					}
+				})
+			})
+		}
+	}
+	if d.inline {
+		done(st.Get(id))
+		return
+	}
+	go func() {
+		s, err := st.Get(id)
+		d.u.post(func() { done(s, err) })
 	}()
 }
 
@@ -665,7 +722,8 @@ func (d *detailPane) render(s *session.Session) {
 	r := &s.Request
 	d.req.headers.set(r.Header, "no headers")
 	d.req.raw.set(render.RawRequest(r))
-	d.req.body.setFor(r.Header, r.Body, bodyViewOptions{Request: true, URL: r.URL, Trailer: r.Trailer})
+	ws := s.Flags.Has(session.FlagWebSocket)
+	d.req.body.setFor(r.Header, r.Body, bodyViewOptions{Request: true, URL: r.URL, Trailer: r.Trailer, WebSocket: ws})
 	d.req.cookies.set(pairsText(render.RequestCookies(r.Header), "no cookies sent"))
 	q, f := render.QueryAndForm(r)
 	qt := "Query\n" + pairsText(q, "  (none)")
@@ -677,7 +735,7 @@ func (d *detailPane) render(s *session.Session) {
 	if s.Response != nil {
 		d.resp.headers.set(s.Response.Header, "no headers")
 		d.resp.raw.set(render.RawResponse(s.Response))
-		d.resp.body.setFor(s.Response.Header, s.Response.Body, bodyViewOptions{URL: r.URL, Trailer: s.Response.Trailer})
+		d.resp.body.setFor(s.Response.Header, s.Response.Body, bodyViewOptions{URL: r.URL, Trailer: s.Response.Trailer, WebSocket: ws})
 		d.resp.cookies.set(pairsText(render.ResponseCookies(s.Response.Header), "no cookies set"))
 	} else {
 		msg := "No response."

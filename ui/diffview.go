@@ -203,6 +203,7 @@ func NewExchangeDiffWindow(a fyne.App, sa, sb *session.Session, ig *diff.IgnoreC
 	}
 	w.SetContent(v.Content)
 	w.Resize(fyne.NewSize(1100, 700))
+	closeKeys(w, true)
 	return w, v
 }
 
@@ -311,6 +312,7 @@ func NewRecordingDiffWindow(a fyne.App, r *diff.Recording, load func(session.ID)
 	}
 	w.SetContent(v.Content)
 	w.Resize(fyne.NewSize(1200, 700))
+	closeKeys(w, true)
 	return w, v
 }
 

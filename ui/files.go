@@ -156,15 +156,17 @@ func (u *UI) OpenHARViewer(path string) error {
 		return fmt.Errorf("%s is not a readable HAR file: %w", filepath.Base(path), err)
 	}
 	d := Deps{HAR: u.deps.HAR, ReadOnly: true, Post: u.deps.Post}
-	u.openViewer("Inspector — "+filepath.Base(path)+" (read-only)", d, func(v *UI) { v.ShowSessions(ss) })
+	title := fmt.Sprintf("Inspector — %s (read-only, %d sessions)", filepath.Base(path), len(ss))
+	u.openViewer(title, d, func(v *UI) { v.ShowSessions(ss) })
 	return nil
 }
 
-// openViewer opens a read-only window on d (Deps.Viewer, else a new window of this app).
+// openViewer opens a read-only window of this app on d; fill runs on it before it shows.
+// The viewer reads this window's preferences, so it has the same theme and density
+// (with the app's own preferences it applied their theme, "system", to every window).
 func (u *UI) openViewer(title string, d Deps, fill func(v *UI)) {
-	if u.deps.Viewer != nil {
-		u.deps.Viewer(title, d)
-		return
+	if d.Prefs == nil {
+		d.Prefs = u.prefs
 	}
 	w := u.app.NewWindow(title)
 	v := New(u.app, w, d)
@@ -173,6 +175,7 @@ func (u *UI) openViewer(title string, d Deps, fill func(v *UI)) {
 	}
 	u.viewers = append(u.viewers, v)
 	w.Resize(fyne.NewSize(1100, 720))
+	closeKeys(w, false) // Esc in a viewer clears its filter, as in the main window
 	w.Show()
 }
 

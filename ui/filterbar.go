@@ -213,6 +213,7 @@ func (f *filterBar) rematch() {
 	if expr == nil && quick == "" {
 		f.u.changed(f.u.model.SetFilter(nil))
 		f.u.list.reselect()
+		f.u.syncDetail()
 		return
 	}
 	needs := expr != nil && expr.NeedsSession()
@@ -233,6 +234,7 @@ func (f *filterBar) rematch() {
 		return store[s.ID]
 	}))
 	f.u.list.reselect()
+	f.u.syncDetail()
 }
 
 // hostList is the host tree: sessions grouped by domain (the last two labels of the

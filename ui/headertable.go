@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"bytes"
 	"fmt"
 	"net/http"
 	"strings"
@@ -163,8 +164,31 @@ func setBody(entry *widget.Entry, data []byte) (held []byte) {
 		return data
 	}
 	entry.SetPlaceHolder("")
+	entry.Wrapping = entryWrapping(data)
 	entry.SetText(string(data))
 	return nil
+}
+
+// longLine is the line length (in bytes) from which an editor wraps its text: one text
+// object per line is drawn as one GL texture, and past the driver's texture limit (16,384
+// px, about 1,900 monospace characters) a long single-line body was drawn as a black bar.
+// Shorter lines stay unwrapped, since Fyne rewraps an entry's whole text on every change.
+const longLine = 1000
+
+// entryWrapping is the wrapping of an editor showing data: by characters when a line is
+// long, else none.
+func entryWrapping(data []byte) fyne.TextWrap {
+	for len(data) > 0 {
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 {
+			i = len(data)
+		}
+		if i > longLine {
+			return fyne.TextWrapBreak
+		}
+		data = data[min(i+1, len(data)):]
+	}
+	return fyne.TextWrapOff
 }
 
 // bodyOf is the body to send: what is typed in entry, or the held body when it was left
@@ -210,6 +234,7 @@ func textList(rows *[]string) *widget.List {
 		func() fyne.CanvasObject {
 			t := canvas.NewText("m", theme.Color(theme.ColorNameForeground)) // a wide template would widen the pane
 			t.TextStyle.Monospace = true
+			t.TextSize = monoSize() // at 13 px the monospace face loses its underscores
 			return t
 		},
 		func(i widget.ListItemID, o fyne.CanvasObject) {
@@ -217,6 +242,7 @@ func textList(rows *[]string) *widget.List {
 				t := o.(*canvas.Text)
 				t.Text = (*rows)[i]
 				t.Color = theme.Color(theme.ColorNameForeground)
+				t.TextSize = monoSize()
 				t.Refresh()
 			}
 		})

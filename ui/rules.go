@@ -96,7 +96,7 @@ func NewRulesEditor(dbg Debugger) *RulesEditor {
 	jsonTab := container.NewBorder(widget.NewLabel("The rule set as saved in DATA_DIR/rules.json (docs/debugging.md lists the fields)."),
 		container.NewHBox(e.ApplyJSON), nil, nil, e.JSON)
 	e.Tabs = container.NewAppTabs(container.NewTabItem("Rules", forms), container.NewTabItem("JSON", jsonTab))
-	e.Content = container.NewBorder(nil, container.NewVBox(e.Result, container.NewHBox(e.Import, e.Export)), nil, nil, e.Tabs)
+	e.Content = container.NewBorder(nil, container.NewVBox(capped(e.Result, 3), container.NewHBox(e.Import, e.Export)), nil, nil, e.Tabs)
 	e.load(dbg.Rules())
 	return e
 }
@@ -481,9 +481,10 @@ func NewRuleForm(r rules.Rule) *RuleForm {
 		f.Headers = NewHeaderTable(r.Header)
 		f.Body = widget.NewMultiLineEntry()
 		f.Body.TextStyle.Monospace = true
+		f.Body.Wrapping = entryWrapping([]byte(r.Body))
 		f.Body.SetText(r.Body)
 		items = append(items, widget.NewFormItem("Status", f.Status))
-		body := container.NewBorder(heading("Body"), nil, nil, nil, f.Body)
+		body := container.NewBorder(heading("Body"), nil, nil, nil, mono(f.Body))
 		s := container.NewVSplit(f.headersBox(), body)
 		extra = s
 	case rules.Header:
@@ -517,7 +518,7 @@ func NewRuleForm(r rules.Rule) *RuleForm {
 		title = fmt.Sprintf("Rule #%d: %s", r.ID, title)
 	}
 	top := container.NewVBox(heading(title), widget.NewForm(items...))
-	bottom := container.NewVBox(f.Err, container.NewHBox(f.Save, f.Cancel))
+	bottom := container.NewVBox(capped(f.Err, 3), container.NewHBox(f.Save, f.Cancel))
 	f.Content = container.NewBorder(top, bottom, nil, nil, extra)
 	return f
 }

@@ -79,6 +79,7 @@ func (u *UI) OpenSearch() {
 	s.win = u.app.NewWindow("Search everything")
 	s.win.SetContent(container.NewBorder(container.NewVBox(s.entry, s.status), nil, nil, nil, s.list))
 	s.win.Resize(fyne.NewSize(800, 560))
+	closeKeys(s.win, true)
 	stop := make(chan struct{})
 	s.win.SetOnClosed(func() {
 		close(stop)

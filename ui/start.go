@@ -31,14 +31,20 @@ type startPage struct {
 	proxyMsg *widget.Label
 	steps    *widget.Label
 	phones   *widget.Label
+	auth     *widget.Label
+	authRow  *fyne.Container
 	qr       *canvas.Image
 	box      *fyne.Container
-	syncing  bool
+	// scroll is the page as placed in the window, over the list in one stack: it is what
+	// shows and hides. (Hiding only the box left an empty scroller over the list, which
+	// took the list's wheel and scrollbar drags.)
+	scroll  *container.Scroll
+	syncing bool
 }
 
 func newStartPage(u *UI) *startPage {
 	p := &startPage{u: u, addr: widget.NewLabel(""), caState: widget.NewLabel(""), fp: widget.NewLabel(""),
-		proxyMsg: widget.NewLabel(""), steps: widget.NewLabel(""), phones: widget.NewLabel("")}
+		proxyMsg: widget.NewLabel(""), steps: widget.NewLabel(""), phones: widget.NewLabel(""), auth: widget.NewLabel("")}
 	p.phones.Wrapping = fyne.TextWrapWord
 	p.qr = canvas.NewImageFromImage(nil)
 	p.qr.FillMode = canvas.ImageFillContain
@@ -57,10 +63,16 @@ func newStartPage(u *UI) *startPage {
 	saveCA := widget.NewButtonWithIcon("Save CA file…", theme.DocumentSaveIcon(), p.saveCA)
 	p.proxy = widget.NewCheck("Use Inspector as the system proxy (browsers and most apps)", p.setProxy)
 
+	p.auth.TextStyle = fyne.TextStyle{Monospace: true}
+	copyAuth := widget.NewButtonWithIcon("Copy", theme.ContentCopyIcon(), func() { u.copyText("proxy credentials", u.deps.ProxyAuth) })
+	p.authRow = container.NewHBox(widget.NewLabel("Proxy credentials"), container.NewThemeOverride(p.auth, &monoTheme{}), copyAuth)
+	p.authRow.Hide()
+
 	heading := widget.NewLabelWithStyle("Start here: point a client at Inspector", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	p.box = container.NewVBox(
 		heading,
 		container.NewHBox(widget.NewLabel("Proxy address"), container.NewThemeOverride(p.addr, &monoTheme{}), copyAddr),
+		p.authRow,
 		widget.NewSeparator(),
 		container.NewHBox(widget.NewLabel("Root CA"), p.trust, saveCA),
 		p.caState,
@@ -73,25 +85,24 @@ func newStartPage(u *UI) *startPage {
 		container.NewThemeOverride(p.steps, &monoTheme{}),
 		container.NewBorder(nil, nil, p.qr, nil, p.phones),
 	)
+	p.scroll = container.NewVScroll(container.NewPadded(p.box))
 	p.refresh()
 	return p
 }
 
-func (p *startPage) object() fyne.CanvasObject {
-	return container.NewVScroll(container.NewPadded(p.box))
-}
+func (p *startPage) object() fyne.CanvasObject { return p.scroll }
 
 func (p *startPage) show() {
-	if !p.box.Visible() {
+	if !p.scroll.Visible() {
 		p.refresh()
 	}
-	p.box.Show()
+	p.scroll.Show()
 }
 
-func (p *startPage) hide() { p.box.Hide() }
+func (p *startPage) hide() { p.scroll.Hide() }
 
 // Visible reports whether the start page is shown (for tests).
-func (p *startPage) Visible() bool { return p.box.Visible() }
+func (p *startPage) Visible() bool { return p.scroll.Visible() }
 
 // proxyAddr is the address local clients use: the listener's, with an unspecified host
 // ("[::]", "0.0.0.0") replaced by 127.0.0.1.
@@ -134,26 +145,45 @@ func CAFingerprint(pemBytes []byte) (string, error) {
 	return strings.Join(hexs, ":"), nil
 }
 
-// Steps is the per-client set-up text for a proxy address and CA file path.
-func Steps(addr, caPath string) string {
+// Steps is the per-client set-up text for a proxy address, the CA file path, the
+// listener's LAN addresses (--allow-remote; nil on loopback) and the proxy credentials
+// ("user:password", "" for none).
+func Steps(addr, caPath string, lan []string, auth string) string {
 	if addr == "" {
 		addr = "127.0.0.1:8080"
 	}
 	if caPath == "" {
 		caPath = "inspector-ca.pem"
 	}
-	return strings.Join([]string{
+	proxyURL := "http://" + addr
+	if auth != "" {
+		proxyURL = "http://" + auth + "@" + addr
+	}
+	phone := "(phones need --allow-remote and this machine's LAN address instead of 127.0.0.1)"
+	remote := addr
+	if len(lan) > 0 {
+		remote = lan[0]
+		phone = "(phones and other machines use " + strings.Join(lan, " or ") + ")"
+	}
+	javaAuth := ""
+	if u, pw, ok := strings.Cut(auth, ":"); ok {
+		javaAuth = " -Dhttps.proxyUser=" + u + " -Dhttps.proxyPassword=" + pw
+	}
+	lines := []string{
 		"Browsers   turn on the system proxy above (Firefox: Settings ▸ Network ▸ use system proxy)",
-		"curl       curl -x http://" + addr + " --cacert " + caPath + " https://example.com",
-		"Node       HTTPS_PROXY=http://" + addr + " NODE_EXTRA_CA_CERTS=" + caPath + " node app.js",
-		"Python     HTTPS_PROXY=http://" + addr + " REQUESTS_CA_BUNDLE=" + caPath + " python app.py",
-		"Java       -Dhttps.proxyHost=" + hostOf(addr) + " -Dhttps.proxyPort=" + portOf(addr),
+		"curl       curl -x " + proxyURL + " --cacert " + caPath + " https://example.com",
+		"Node       HTTPS_PROXY=" + proxyURL + " NODE_EXTRA_CA_CERTS=" + caPath + " node app.js",
+		"Python     HTTPS_PROXY=" + proxyURL + " REQUESTS_CA_BUNDLE=" + caPath + " python app.py",
+		"Java       -Dhttps.proxyHost=" + hostOf(addr) + " -Dhttps.proxyPort=" + portOf(addr) + javaAuth,
 		"           keytool -importcert -alias inspector -file " + caPath + " -cacerts",
-		"Android    Wi-Fi ▸ proxy " + addr + ", then open http://inspector.cert/ and install the CA",
-		"iOS        Wi-Fi ▸ Configure proxy " + addr + ", open http://inspector.cert/, then trust it",
+		"Android    Wi-Fi ▸ proxy " + remote + ", then open http://inspector.cert/ and install the CA",
+		"iOS        Wi-Fi ▸ Configure proxy " + remote + ", open http://inspector.cert/, then trust it",
 		"           in Settings ▸ General ▸ About ▸ Certificate Trust Settings",
-		"(phones need --allow-remote and this machine's LAN address instead of 127.0.0.1)",
-	}, "\n")
+	}
+	if auth != "" {
+		lines = append(lines, "           the proxy asks for a user name and password: "+strings.Replace(auth, ":", " / ", 1))
+	}
+	return strings.Join(append(lines, phone), "\n")
 }
 
 func hostOf(addr string) string {
@@ -170,7 +200,26 @@ func portOf(addr string) string {
 	return ""
 }
 
+// prefCAFile is where the user last saved the CA certificate (Save CA file…).
+const prefCAFile = "start.ca.file"
+
+// caFile is the CA certificate file the steps name: the copy the user saved last while it
+// still exists, else the instance's own (DATA-DIR/ca/root.pem).
 func (p *startPage) caFile() string {
+	if f := p.u.prefs.String(prefCAFile); f != "" {
+		if _, err := os.Stat(f); err == nil {
+			return f
+		}
+	}
+	return p.u.deps.CAPath
+}
+
+// saveCAPath is where Save CA file… proposes to write: the last copy, else the home
+// folder.
+func (p *startPage) saveCAPath() string {
+	if f := p.u.prefs.String(prefCAFile); f != "" {
+		return f
+	}
 	home, _ := os.UserHomeDir()
 	return filepath.Join(home, "inspector-ca.pem")
 }
@@ -191,8 +240,17 @@ func (p *startPage) refresh() {
 			p.fp.SetText("SHA-256 " + fp)
 		}
 	}
-	p.steps.SetText(Steps(addr, p.caFile()))
 	lan := lanProxyAddrs(p.listenAddr())
+	if len(lan) > 0 {
+		p.addr.SetText(addr + "   LAN " + strings.Join(lan, ", "))
+	}
+	p.steps.SetText(Steps(addr, p.caFile(), lan, p.u.deps.ProxyAuth))
+	if a := p.u.deps.ProxyAuth; a != "" {
+		p.auth.SetText(a)
+		p.authRow.Show()
+	} else {
+		p.authRow.Hide()
+	}
 	p.phones.SetText(phoneSteps(lan))
 	p.qr.Hide()
 	if len(lan) > 0 {
@@ -280,11 +338,13 @@ func (p *startPage) saveCA() {
 		dialog.ShowInformation("Save CA file", "The CA is not available in this window.", p.u.win)
 		return
 	}
-	p.u.pathDialog("Save the CA certificate", "Save", p.caFile(), true, func(path string) {
+	p.u.pathDialog("Save the CA certificate", "Save", p.saveCAPath(), true, func(path string) {
 		if err := p.u.SaveCAFile(path); err != nil {
 			dialog.ShowError(err, p.u.win)
 			return
 		}
+		p.u.prefs.SetString(prefCAFile, path)
+		p.refresh()
 		dialog.ShowInformation("Save CA file", "Saved the Inspector root CA certificate (PEM) to "+path+
 			".\nGive this file to clients that do not use the system trust store (see the steps).", p.u.win)
 	})
@@ -301,7 +361,7 @@ func (u *UI) SaveCAFile(path string) error {
 // showSetup opens the start page's content in a dialog (Help ▸ Set up a client).
 func (u *UI) showSetup() {
 	p := newStartPage(u)
-	d := dialog.NewCustom("Set up a client", "Close", container.NewVScroll(p.box), u.win)
+	d := dialog.NewCustom("Set up a client", "Close", p.scroll, u.win)
 	d.Resize(fyne.NewSize(820, 600))
 	d.Show()
 }

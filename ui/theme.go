@@ -4,6 +4,7 @@ import (
 	"image/color"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/theme"
 )
 
@@ -126,6 +127,12 @@ func (u *UI) loadTheme() {
 // monoSize is the size of monospace text in the compact density: at 13 px the monospace
 // face loses its underscores in the GL painter, so monospace text is drawn at 14.
 func monoSize() float32 { return max(theme.TextSize(), 14) }
+
+// mono draws o (monospace text: an entry, a label) at monoSize, where its underscores
+// show.
+func mono(o fyne.CanvasObject) fyne.CanvasObject {
+	return container.NewThemeOverride(o, &monoTheme{})
+}
 
 // monoTheme is the app's theme with the text size of monospace content (monoSize).
 type monoTheme struct{ packedTheme }

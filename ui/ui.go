@@ -16,6 +16,7 @@ import (
 	"inspector/contract"
 
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"sort"
@@ -24,6 +25,7 @@ import (
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/dialog"
 
 	"inspector/engine"
 	"inspector/engine/content"
@@ -118,15 +120,18 @@ type Deps struct {
 	// CA is the root CA certificate (PEM) for the start page's "Save CA file…" and
 	// fingerprint; nil hides them.
 	CA func() []byte
+	// CAPath is the file that holds the root CA certificate (PEM) the start page's steps
+	// name until the user saves a copy elsewhere; "" when there is none.
+	CAPath string
+	// ProxyAuth is the "user:password" the proxy listener demands ("" for none: the
+	// generated one with --allow-remote), shown on the start page and in its steps.
+	ProxyAuth string
 	// ReadOnly makes the window a viewer (File ▸ Open HAR / Open store): no capture,
 	// delete or import.
 	ReadOnly bool
 	// OpenStore opens another data directory's store read-only for File ▸ Open store…;
 	// nil disables the item. The returned func closes it.
 	OpenStore func(dir string) (Store, func() error, error)
-	// Viewer opens a read-only viewer window on d titled title (File ▸ Open HAR / Open
-	// store). nil: the UI opens one itself with the same app.
-	Viewer func(title string, d Deps)
 	// Protos returns the instance's protobuf schemas for the body views (gRPC messages
 	// by name); nil, or a nil result, decodes protobuf without a schema.
 	Protos func() *content.Protos
@@ -199,6 +204,8 @@ type UI struct {
 	// inDetail is set by a click in the detail pane and cleared by one in the list: where
 	// Ctrl+F finds.
 	inDetail bool
+	// confirmDlg is the last yes/no question asked (tests answer it).
+	confirmDlg *dialog.ConfirmDialog
 	// viewers are the read-only windows opened from this one.
 	viewers []*UI
 
@@ -342,6 +349,7 @@ func (u *UI) liveWindow(title string, size fyne.Size, content fyne.CanvasObject,
 	w := u.app.NewWindow(title)
 	w.SetContent(content)
 	w.Resize(size)
+	closeKeys(w, true)
 	stop := make(chan struct{})
 	w.SetOnClosed(func() {
 		close(stop)
@@ -601,6 +609,24 @@ func (u *UI) installPages(gen int, p *viewmodel.Pages, err error) {
 	}
 	u.changed(u.model.SetStored(p))
 	u.list.reselect()
+	u.syncDetail()
+}
+
+// syncDetail makes the detail pane follow the filter: a selected session the filter now
+// hides is no longer shown (the pane says so), and shown again when the filter lets it
+// back in. The selection itself is kept.
+func (u *UI) syncDetail() {
+	id, ok := u.model.Selected()
+	visible := ok && u.model.IndexOf(id) >= 0
+	switch {
+	case visible && u.detail.shown != id:
+		u.detail.show(id)
+	case !visible && u.detail.shown != 0:
+		u.detail.reset()
+		if ok {
+			u.detail.title.SetText(fmt.Sprintf("#%d is hidden by the filter.", id))
+		}
+	}
 }
 
 // post runs f on the UI goroutine (Deps.Post, else fyne.Do).

@@ -29,10 +29,9 @@ type debugAPI struct {
 	st    *store.Store
 }
 
-// newDebugAPI loads DATA_DIR/breakpoints.json and DATA_DIR/rules.json and installs their
-// hooks on eng: rules first (so a breakpoint shows the request as the rules made it), then
-// breakpoints. Call it before eng serves. The caller should call bp.Close before
-// closing the engine so no paused session holds the shutdown.
+// newDebugAPI loads DATA_DIR/breakpoints.json and DATA_DIR/rules.json; installHooks puts
+// their hooks on eng, in its order. The caller should call bp.Close before closing the
+// engine so no paused session holds the shutdown.
 func newDebugAPI(dataDir string, eng *engine.Engine, st *store.Store) (*debugAPI, error) {
 	bp, err := breakpoint.New(filepath.Join(dataDir, "breakpoints.json"))
 	if err != nil {
@@ -42,8 +41,9 @@ func newDebugAPI(dataDir string, eng *engine.Engine, st *store.Store) (*debugAPI
 	if err != nil {
 		return nil, fmt.Errorf("rules: %w", err)
 	}
-	rs.Install(eng)
-	bp.Install(eng)
+	if w := rs.Warning(); w != "" {
+		fmt.Fprintln(stderr, "inspector: warning: "+w)
+	}
 	return &debugAPI{bp: bp, rules: rs, snd: eng, st: st}, nil
 }
 
@@ -387,8 +387,11 @@ func (d *debugAPI) Resume(id session.ID, e *breakpoint.Edits) error      { retur
 func (d *debugAPI) Respond(id session.ID, a breakpoint.Answer) error     { return d.bp.Respond(id, a) }
 func (d *debugAPI) Abort(id session.ID) error                            { return d.bp.Abort(id) }
 func (d *debugAPI) Rules() []rules.Rule                                  { return d.rules.Rules() }
-func (d *debugAPI) ReplaceRules(rs []rules.Rule) ([]rules.Rule, error)   { return d.rules.Replace(rs) }
-func (d *debugAPI) OnChange(f func())                                    { d.bp.OnChange(f) }
+func (d *debugAPI) ReplaceRules(rs []rules.Rule) ([]rules.Rule, error) {
+	return d.rules.ReplaceAllowingFolders(rs) // the window: the user entered these files
+}
+func (d *debugAPI) MapLocalFolders() []string { return d.rules.Folders() }
+func (d *debugAPI) OnChange(f func())         { d.bp.OnChange(f) }
 func (d *debugAPI) Send(ctx context.Context, req *http.Request, opts engine.SendOptions) (*session.Session, error) {
 	return d.snd.Send(ctx, req, opts)
 }

@@ -50,6 +50,9 @@ type instance struct {
 	// scripts runs the JavaScript addons (the window's Tools ▸ Scripts…).
 	shaper  *netprofile.Shaper
 	scripts *script.Manager
+	// proxyAuth is the "user:password" the proxy listener demands ("" for none), for the
+	// window's start page.
+	proxyAuth string
 
 	stops []func() error // run in reverse order by shutdown
 }
@@ -66,6 +69,7 @@ type instanceFlags struct {
 	scripts                                         []string
 	networkProfile, keylog                          string
 	limits                                          store.Limits // retention (retention.json and --max-*)
+	modes                                           captureModes // cmd_capture.go
 }
 
 // runInstance runs the proxy with a window, or headless.
@@ -101,6 +105,7 @@ func runInstance(args []string) error {
 	limits := retentionFlags(fs) // retention.go
 	protoPathFlag(fs)            // content_api.go
 	contractFlag(fs)             // cmd_contract.go
+	captureModeFlags(fs, &f.modes)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -202,6 +207,7 @@ func startInstance(dir string, f instanceFlags) (_ *instance, err error) {
 	if err != nil {
 		return nil, err
 	}
+	inst.proxyAuth = auth
 	// Spill files of a run that ended abruptly belong to sessions that were never stored.
 	spillDir := filepath.Join(dir, "spill")
 	_ = os.RemoveAll(spillDir)
@@ -262,7 +268,7 @@ func startInstance(dir string, f instanceFlags) (_ *instance, err error) {
 	}
 	inst.stops = append(inst.stops, func() error { inst.debug.bp.Close(); return nil })
 	routes := inst.debug.handlers()
-	scripts, err := startScripts(dir, f.scripts, eng)
+	scripts, err := startScripts(dir, f.scripts)
 	if err != nil {
 		return nil, err
 	}
@@ -271,11 +277,12 @@ func startInstance(dir string, f instanceFlags) (_ *instance, err error) {
 	for p, h := range scriptHandlers(scripts) {
 		routes[p] = h
 	}
-	shaper, err := startNetProfile(f.networkProfile, eng)
+	shaper, err := startNetProfile(f.networkProfile)
 	if err != nil {
 		return nil, err
 	}
 	inst.shaper = shaper
+	installHooks(eng, inst.debug.rules, inst.debug.bp, scripts, shaper)
 	for p, h := range protoHandlers() {
 		routes[p] = h
 	}
@@ -316,6 +323,9 @@ func startInstance(dir string, f instanceFlags) (_ *instance, err error) {
 	inst.controlAddr = addr
 	inst.stops = append(inst.stops, stop)
 	eng.Reserve(addr)
+	if err := inst.startCaptureModes(f.modes, f.allowRemote); err != nil {
+		return nil, err
+	}
 
 	if f.systemProxy {
 		restore, err := enableSystemProxy(dir, eng.Addr())

@@ -3,13 +3,12 @@ package main
 import (
 	"net/http"
 
-	"inspector/engine"
 	"inspector/engine/netprofile"
 )
 
-// startNetProfile installs the network-condition shaper (engine/netprofile) with the
+// startNetProfile makes the network-condition shaper (engine/netprofile) with the
 // --network-profile flag's profile ("" or none: off).
-func startNetProfile(flagValue string, eng *engine.Engine) (*netprofile.Shaper, error) {
+func startNetProfile(flagValue string) (*netprofile.Shaper, error) {
 	p, err := netprofile.Parse(flagValue)
 	if err != nil {
 		return nil, usagef("--network-profile: %v", err)
@@ -18,7 +17,6 @@ func startNetProfile(flagValue string, eng *engine.Engine) (*netprofile.Shaper, 
 	if err != nil {
 		return nil, usagef("--network-profile: %v", err)
 	}
-	s.Install(eng)
 	return s, nil
 }
 

@@ -6,13 +6,13 @@ import (
 	"os"
 	"path/filepath"
 
-	"inspector/engine"
 	"inspector/engine/hooks/script"
 )
 
-// startScripts loads the JavaScript addons of DATA_DIR/scripts and --script files and
-// installs them on eng (engine/hooks/script). The folder is created so users find it.
-func startScripts(dataDir string, files []string, eng *engine.Engine) (*script.Manager, error) {
+// startScripts loads the JavaScript addons of DATA_DIR/scripts and --script files
+// (engine/hooks/script); installHooks puts them on the engine. The folder is created so
+// users find it.
+func startScripts(dataDir string, files []string) (*script.Manager, error) {
 	dir := filepath.Join(dataDir, "scripts")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("scripts: %w", err)
@@ -23,7 +23,6 @@ func startScripts(dataDir string, files []string, eng *engine.Engine) (*script.M
 	if err != nil {
 		return nil, err
 	}
-	m.Install(eng)
 	return m, nil
 }
 

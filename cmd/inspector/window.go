@@ -15,6 +15,7 @@ import (
 	"inspector/assets"
 	"inspector/engine"
 	"inspector/platform"
+	"inspector/rootca"
 	"inspector/store"
 	"inspector/ui"
 )
@@ -34,12 +35,6 @@ func runWindow(inst *instance, sig <-chan os.Signal) error {
 	defer sub.Close()
 
 	d := windowDeps(inst, sub.C)
-	d.Viewer = func(title string, vd ui.Deps) {
-		vw := a.NewWindow(title)
-		ui.New(a, vw, vd)
-		vw.Resize(fyne.NewSize(1100, 720))
-		vw.Show()
-	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	d.Contract = newContractFeed(ctx, inst)
@@ -92,7 +87,9 @@ func windowDeps(inst *instance, events <-chan engine.Event) ui.Deps {
 	if inst.ca != nil {
 		ca := inst.ca
 		d.CA = ca.PEM
+		d.CAPath = filepath.Join(inst.dataDir, "ca", rootca.CertFile)
 	}
+	d.ProxyAuth = inst.proxyAuth
 	if inst.store != nil {
 		d.Store = inst.store
 	}

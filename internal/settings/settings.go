@@ -10,7 +10,10 @@
 //     error naming the file and the position (line:column for JSON, the entry and its id
 //     for an invalid item); the file is left as it is.
 //   - Ids are positive and unique. An item added with id 0 gets the next id, one above
-//     any id the set has held since it was loaded, so an id is never reused.
+//     any id the set has held since it was loaded, so an id is never reused, until the
+//     largest id (MaxInt64) was given: then the lowest free id.
+//   - An empty file (a power loss during a save) is an empty document with a Warning; a
+//     UTF-8 byte order mark is accepted.
 //   - Chain never locks: hooks on request goroutines read the compiled chain while an
 //     edit compiles the next one. A chain is never changed after it is published.
 //   - An edit is all or nothing: when an item is invalid or the save fails, memory, the
@@ -20,9 +23,11 @@
 package settings
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"os"
 	"strings"
@@ -61,6 +66,7 @@ type Set[D, T, C any] struct {
 	doc      D
 	nextID   int64
 	onChange []func()
+	warning  string
 }
 
 // Open loads the document from path (missing: an empty document) and returns a Set that
@@ -75,6 +81,13 @@ func Open[D, T, C any](path string, spec Spec[D, T, C]) (*Set[D, T, C], error) {
 		case err != nil:
 			return nil, err
 		default:
+			b = bytes.TrimPrefix(b, []byte("\xef\xbb\xbf")) // a UTF-8 BOM, as some editors write
+			if len(bytes.TrimSpace(b)) == 0 {
+				// A power loss during a save can leave the file empty: nothing to keep, and
+				// refusing to start would keep the user from everything else.
+				s.warning = fmt.Sprintf("%s was empty (an interrupted save?); starting with no %ss", path, spec.Name)
+				break
+			}
 			if err := json.Unmarshal(b, &d); err != nil {
 				return nil, fmt.Errorf("%s: %w", path, position(b, err))
 			}
@@ -94,6 +107,9 @@ func Open[D, T, C any](path string, spec Spec[D, T, C]) (*Set[D, T, C], error) {
 	s.chain.Store(&c)
 	return s, nil
 }
+
+// Warning is what Open recovered from (an empty file), or "".
+func (s *Set[D, T, C]) Warning() string { return s.warning }
 
 // position adds the line and column of a JSON decoding error that has an offset.
 func position(b []byte, err error) error {
@@ -185,9 +201,26 @@ func (s *Set[D, T, C]) Update(fn func(d *D) error) error {
 	}
 	next := s.nextID
 	items := *s.spec.Items(&d)
+	var used map[int64]bool
 	for i := range items {
 		id := s.spec.ID(&items[i])
 		if *id == 0 {
+			if next == math.MaxInt64 {
+				// The ids ran out (a file holding the largest id): take the lowest free
+				// one rather than overflow into an invalid id that fails every add.
+				if used == nil {
+					used = make(map[int64]bool, len(items))
+					for j := range items {
+						used[*s.spec.ID(&items[j])] = true
+					}
+				}
+				free := int64(1)
+				for used[free] {
+					free++
+				}
+				*id, used[free] = free, true
+				continue
+			}
 			next++
 			*id = next
 		}

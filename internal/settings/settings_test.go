@@ -160,7 +160,7 @@ func TestCorruptFile(t *testing.T) {
 		{`{"items": [{"id": 1, "name": "a"}, {"id": 1, "name": "b"}]}`, "item id 1 (entry 2) is missing or repeated"},
 		{`{"items": [{"name": "a"}]}`, "item id 0 (entry 1) is missing"},
 		{`{"items": [], "limit": -1}`, "limit -1 is negative"},
-		{``, "unexpected end of JSON input"},
+		{"\ufeff{\"items\": [", "unexpected end of JSON input"},
 		{`{"items": []} trailing`, "line 1, column 15"},
 	} {
 		path := filepath.Join(dir, "items.json")
@@ -177,6 +177,36 @@ func TestCorruptFile(t *testing.T) {
 	}
 	if _, err := settings.Open(dir, spec()); err == nil {
 		t.Error("opened a directory as a settings file")
+	}
+}
+
+// TestEmptyFileBOMAndLastID: an empty file (a save cut by a power loss) opens as an empty
+// document with a warning and is left as it is; a UTF-8 BOM is accepted; after an item
+// with the largest id, adds still get valid ids.
+func TestEmptyFileBOMAndLastID(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "items.json")
+	for _, data := range []string{"", " \n", "\ufeff"} {
+		os.WriteFile(path, []byte(data), 0o600)
+		s, err := settings.Open(path, spec())
+		if err != nil || len(s.Items()) != 0 || !strings.Contains(s.Warning(), path+" was empty") {
+			t.Fatalf("%q: %v, warning %q", data, err, s.Warning())
+		}
+		if b, _ := os.ReadFile(path); string(b) != data {
+			t.Fatalf("%q: the file was changed to %q", data, b)
+		}
+	}
+	os.WriteFile(path, []byte("\ufeff{\"items\": [{\"id\": 9223372036854775807, \"name\": \"last\"}]}"), 0o600)
+	s, err := settings.Open(path, spec())
+	if err != nil || s.Warning() != "" {
+		t.Fatalf("BOM: %v, warning %q", err, s.Warning())
+	}
+	a, err := s.Add(item{Name: "a"})
+	if err != nil || a != 1 {
+		t.Fatalf("add after the largest id: %d, %v", a, err)
+	}
+	b, err := s.Add(item{Name: "b"})
+	if err != nil || b != 2 {
+		t.Fatalf("second add: %d, %v", b, err)
 	}
 }
 

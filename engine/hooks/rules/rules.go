@@ -23,6 +23,7 @@ package rules
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -185,29 +186,118 @@ var spec = settings.Spec[fileFormat, Rule, *chain]{
 
 // Manager holds the rule list, its compiled chain and where it is saved.
 type Manager struct {
-	set *settings.Set[fileFormat, Rule, *chain]
+	set     *settings.Set[fileFormat, Rule, *chain]
+	folders *folders
 }
 
 // New loads the rules from path (JSON, e.g. DATA_DIR/rules.json; missing means none). An
 // empty path keeps them in memory. A file that does not parse or validate is an error
-// naming the file and the position; it is never overwritten.
+// naming the file and the position; it is never overwritten. The folder of path is the
+// data directory: map_local never serves a file in it, and the folders map_local may
+// serve from are kept there (map-local-folders.json, see AllowFolder).
 func New(path string) (*Manager, error) {
 	set, err := settings.Open(path, spec)
 	if err != nil {
 		return nil, err
 	}
-	return &Manager{set: set}, nil
+	dataDir := ""
+	if path != "" {
+		if abs, err := filepath.Abs(path); err == nil {
+			dataDir = filepath.Dir(abs)
+		}
+	}
+	return &Manager{set: set, folders: newFolders(dataDir)}, nil
 }
+
+// Warning is what loading the rules file recovered from (an empty file, as a power loss
+// leaves it), or "".
+func (m *Manager) Warning() string { return m.set.Warning() }
 
 // Rules returns a copy of the rule list.
 func (m *Manager) Rules() []Rule { return m.set.Items() }
 
 // Replace sets the whole list. Rules without an id get a new one. Nothing changes when any
-// rule is invalid or the list cannot be saved. It returns the stored list.
-func (m *Manager) Replace(rs []Rule) ([]Rule, error) { return m.set.Replace(rs) }
+// rule is invalid or the list cannot be saved. It returns the stored list. A map_local
+// rule that is new or names another file than before must name a file under an allowed
+// folder (Folders) outside the data directory; rules kept as they were are not
+// rechecked here (serving checks every file).
+func (m *Manager) Replace(rs []Rule) ([]Rule, error) {
+	if err := m.checkFiles(rs, false); err != nil {
+		return nil, err
+	}
+	return m.set.Replace(rs)
+}
 
-// Add appends a rule (its id is ignored) and returns its new id.
-func (m *Manager) Add(r Rule) (int64, error) { return m.set.Add(r) }
+// ReplaceAllowingFolders is Replace for the window, where the user edits the rules: the
+// folder of a map_local file the user entered there (the file's folder, or the folder
+// itself) is allowed first. The data directory is refused all the same.
+func (m *Manager) ReplaceAllowingFolders(rs []Rule) ([]Rule, error) {
+	if err := m.checkFiles(rs, true); err != nil {
+		return nil, err
+	}
+	return m.set.Replace(rs)
+}
+
+// checkFiles checks the files of the map_local rules of rs that are new or changed; with
+// allow, the folder of a file outside every allowed folder is allowed.
+func (m *Manager) checkFiles(rs []Rule, allow bool) error {
+	old := map[int64]string{}
+	for _, r := range m.set.Items() {
+		if r.Kind == MapLocal {
+			old[r.ID] = r.File
+		}
+	}
+	for _, r := range rs {
+		if r.Kind != MapLocal || r.File == "" || !filepath.IsAbs(r.File) {
+			continue // compile reports what is wrong with it
+		}
+		if f, ok := old[r.ID]; ok && r.ID != 0 && f == r.File {
+			continue
+		}
+		err := m.folders.check(r.File)
+		if allow && errors.Is(err, ErrNotInFolder) {
+			dir := r.File
+			if fi, serr := os.Stat(dir); serr != nil || !fi.IsDir() {
+				dir = filepath.Dir(dir)
+			}
+			if err = m.folders.allow(dir); err == nil {
+				err = m.folders.check(r.File)
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("rule %q: %w", r.nameOr(), err)
+		}
+	}
+	return nil
+}
+
+func (r Rule) nameOr() string {
+	if r.Name != "" {
+		return r.Name
+	}
+	return string(r.Kind)
+}
+
+// Folders lists the folders map_local rules may serve files from.
+func (m *Manager) Folders() []string { return m.folders.list() }
+
+// AllowFolder lets map_local rules serve files under dir (an absolute path of an existing
+// folder outside the data directory). Only the user calls it: the window's Rules form
+// and `inspector rules allow-folder`; the control API and MCP cannot.
+func (m *Manager) AllowFolder(dir string) error { return m.folders.allow(dir) }
+
+// RemoveFolder takes dir off the allowed folders.
+func (m *Manager) RemoveFolder(dir string) error { return m.folders.remove(dir) }
+
+// Add appends a rule (its id is ignored) and returns its new id. A map_local rule's file
+// must be under an allowed folder, outside the data directory.
+func (m *Manager) Add(r Rule) (int64, error) {
+	r.ID = 0
+	if err := m.checkFiles([]Rule{r}, false); err != nil {
+		return 0, err
+	}
+	return m.set.Add(r)
+}
 
 // Remove deletes a rule; an unknown id is an error.
 func (m *Manager) Remove(id int64) error { return m.set.Remove(id) }
@@ -273,7 +363,7 @@ func (m *Manager) OnRequest(ctx context.Context, f *engine.Flow) error {
 			mt.s.Request.URL = f.Session.Request.URL // mt.s may be a bodyprobe copy
 			mt.reset()
 		case MapLocal:
-			f.Response = localResponse(c, r)
+			f.Response = m.localResponse(c, r)
 			return nil
 		case AutoRespond:
 			f.Response = canned(c.Status, c.Header, []byte(c.Body), r)
@@ -350,7 +440,9 @@ const maxLocalFile = 64 << 20
 
 // localResponse reads the mapped file. For a directory the request path is cleaned
 // (so ".." cannot leave the directory) and looked up under it, with index.html for "/".
-func localResponse(c *compiledRule, r *http.Request) *http.Response {
+// The file is checked again as it is opened (folders.open): under an allowed folder,
+// outside the data directory, after symlinks; a refused file is a 403 saying why.
+func (m *Manager) localResponse(c *compiledRule, r *http.Request) *http.Response {
 	p := c.File
 	if fi, err := os.Stat(p); err == nil && fi.IsDir() {
 		rel := path.Clean("/" + r.URL.Path)
@@ -363,19 +455,29 @@ func localResponse(c *compiledRule, r *http.Request) *http.Response {
 	if h == nil {
 		h = http.Header{}
 	}
-	fi, err := os.Stat(p)
-	if err != nil || fi.IsDir() || fi.Size() > maxLocalFile {
-		h = http.Header{"Content-Type": {"text/plain; charset=utf-8"}, "X-Inspector-Rule": {c.name()}}
-		msg := fmt.Sprintf("Inspector map_local rule %q: no file %s\n", c.name(), p)
-		if err == nil && fi.Size() > maxLocalFile {
-			msg = fmt.Sprintf("Inspector map_local rule %q: %s is larger than %d bytes\n", c.name(), p, maxLocalFile)
-		}
-		return canned(http.StatusNotFound, h, []byte(msg), r)
+	fail := func(status int, format string, a ...any) *http.Response {
+		h := http.Header{"Content-Type": {"text/plain; charset=utf-8"}, "X-Inspector-Rule": {c.name()}}
+		return canned(status, h, []byte(fmt.Sprintf("Inspector map_local rule %q: ", c.name())+fmt.Sprintf(format, a...)+"\n"), r)
 	}
-	b, err := os.ReadFile(p)
+	fh, fi, err := m.folders.open(p)
+	switch {
+	case errors.Is(err, ErrProtected) || errors.Is(err, ErrNotInFolder):
+		return fail(http.StatusForbidden, "refused: %v", err)
+	case err != nil && errors.Is(err, os.ErrNotExist):
+		return fail(http.StatusNotFound, "no file %s", p)
+	case err != nil:
+		return fail(http.StatusForbidden, "refused: %v", err)
+	}
+	defer fh.Close()
+	if fi.IsDir() {
+		return fail(http.StatusNotFound, "no file %s", p)
+	}
+	if fi.Size() > maxLocalFile {
+		return fail(http.StatusNotFound, "%s is larger than %d bytes", p, maxLocalFile)
+	}
+	b, err := readLimited(fh, maxLocalFile)
 	if err != nil {
-		return canned(http.StatusInternalServerError, http.Header{"Content-Type": {"text/plain; charset=utf-8"}},
-			[]byte(fmt.Sprintf("Inspector map_local rule %q: %v\n", c.name(), err)), r)
+		return fail(http.StatusInternalServerError, "%v", err)
 	}
 	if h.Get("Content-Type") == "" {
 		ct := mime.TypeByExtension(filepath.Ext(p))

@@ -46,6 +46,9 @@ func TestRulesThroughTheEngine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := m.AllowFolder(dir); err != nil {
+		t.Fatal(err)
+	}
 	ou, _ := url.Parse(other.URL)
 	_, err = m.Replace([]rules.Rule{
 		{Kind: rules.MapRemote, Enabled: true, Filter: "path:/remote", Target: other.URL + "/echo"},

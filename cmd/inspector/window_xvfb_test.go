@@ -1,0 +1,362 @@
+//go:build linux
+
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"image"
+	"image/png"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"inspector/ui"
+)
+
+// The real window under Xvfb, driven by xdotool and read from screenshots and window
+// geometry: what unit tests through fyne/test did not catch (issue 28). One instance
+// serves every check, in this order:
+//   - the mouse wheel over the list scrolls it;
+//   - selecting each kind of content (JSON, GraphQL, XML, HTML, image, text) keeps the
+//     window 1280×820;
+//   - the Breakpoints and Composer windows open no larger than the screen, and close on
+//     Esc and on Ctrl+W;
+//   - Enter in the Delete confirmation deletes;
+//   - File ▸ Open HAR shows the file's sessions (its title counts them).
+//
+// Every wait polls for the state (a window appears, the screen changes or settles),
+// bounded by a deadline; nothing sleeps for a state.
+
+// xwin drives one X display.
+type xwin struct {
+	t       *testing.T
+	display string
+}
+
+func (x *xwin) run(args ...string) (string, error) {
+	cmd := exec.Command("xdotool", args...)
+	cmd.Env = append(os.Environ(), "DISPLAY="+x.display)
+	out, err := cmd.CombinedOutput()
+	return strings.TrimSpace(string(out)), err
+}
+
+func (x *xwin) must(args ...string) string {
+	x.t.Helper()
+	out, err := x.run(args...)
+	if err != nil {
+		x.t.Fatalf("xdotool %s: %v: %s", strings.Join(args, " "), err, out)
+	}
+	return out
+}
+
+// poll calls f until it reports true, every 50 ms for up to d; what names the state.
+func poll(t *testing.T, d time.Duration, what string, f func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !f() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", d, what)
+		}
+		time.Sleep(50 * time.Millisecond) // the poll interval, not a wait for a state
+	}
+}
+
+// window waits for a visible window whose title matches the regular expression and
+// returns its id.
+func (x *xwin) window(title string) string {
+	x.t.Helper()
+	var id string
+	poll(x.t, 60*time.Second, "a window titled "+title, func() bool {
+		out, err := x.run("search", "--onlyvisible", "--name", title)
+		if err != nil || out == "" {
+			return false
+		}
+		id = strings.Fields(out)[0]
+		return true
+	})
+	return id
+}
+
+// gone waits until no visible window matches title.
+func (x *xwin) gone(title string) {
+	x.t.Helper()
+	poll(x.t, 20*time.Second, "the window "+title+" to close", func() bool {
+		out, err := x.run("search", "--onlyvisible", "--name", title)
+		return err != nil || out == ""
+	})
+}
+
+var geomRe = regexp.MustCompile(`Geometry: (\d+)x(\d+)`)
+
+// size is a window's size from xdotool getwindowgeometry.
+func (x *xwin) size(id string) (int, int) {
+	x.t.Helper()
+	m := geomRe.FindStringSubmatch(x.must("getwindowgeometry", id))
+	if m == nil {
+		x.t.Fatalf("no geometry for window %s", id)
+	}
+	w, _ := strconv.Atoi(m[1])
+	h, _ := strconv.Atoi(m[2])
+	return w, h
+}
+
+// shot is a screenshot of the whole screen (ImageMagick's import).
+func (x *xwin) shot() image.Image {
+	x.t.Helper()
+	cmd := exec.Command("import", "-window", "root", "png:-")
+	cmd.Env = append(os.Environ(), "DISPLAY="+x.display)
+	out, err := cmd.Output()
+	if err != nil {
+		x.t.Fatalf("import: %v", err)
+	}
+	img, err := png.Decode(bytes.NewReader(out))
+	if err != nil {
+		x.t.Fatalf("screenshot: %v", err)
+	}
+	return img
+}
+
+// region is the pixels of r in img, for comparing two screenshots.
+func region(img image.Image, r image.Rectangle) []byte {
+	var b []byte
+	for y := r.Min.Y; y < r.Max.Y; y++ {
+		for x := r.Min.X; x < r.Max.X; x++ {
+			cr, cg, cb, _ := img.At(x, y).RGBA()
+			b = append(b, byte(cr>>8), byte(cg>>8), byte(cb>>8))
+		}
+	}
+	return b
+}
+
+// settle waits until two screenshots 100 ms apart are the same (the window has drawn
+// what it was asked to and nothing moves).
+func (x *xwin) settle() image.Image {
+	x.t.Helper()
+	var last []byte
+	var img image.Image
+	poll(x.t, 30*time.Second, "the screen to settle", func() bool {
+		img = x.shot()
+		cur := region(img, img.Bounds())
+		same := last != nil && bytes.Equal(cur, last)
+		last = cur
+		if !same {
+			time.Sleep(100 * time.Millisecond) // the interval between the two frames compared
+		}
+		return same
+	})
+	return img
+}
+
+// key focuses window id and types the keys (XTEST, as a user would).
+func (x *xwin) key(id string, keys ...string) {
+	x.t.Helper()
+	x.must("windowfocus", "--sync", id)
+	x.must(append([]string{"key", "--clearmodifiers"}, keys...)...)
+}
+
+func TestRealWindow(t *testing.T) {
+	if _, err := exec.LookPath("xdotool"); err != nil {
+		t.Skip("xdotool is not installed (Debian package xdotool; make test installs it)")
+	}
+	if _, err := exec.LookPath("import"); err != nil {
+		t.Skip("ImageMagick's import is not installed (make test installs imagemagick)")
+	}
+	display := startXvfb(t)
+	x := &xwin{t: t, display: display}
+	bin := binary(t)
+
+	origin := httptest.NewServer(http.HandlerFunc(contentKinds))
+	t.Cleanup(origin.Close)
+
+	dir := t.TempDir()
+	cmd := exec.Command(bin, "--listen", "127.0.0.1:0", "--data-dir", dir)
+	cmd.Env = append(os.Environ(), "DISPLAY="+display, "LANG=C.UTF-8", "HOME="+dir)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		if t.Failed() {
+			t.Logf("window stderr:\n%s", stderr.String())
+		}
+	})
+	sc := bufio.NewScanner(stdout)
+	if !sc.Scan() || !strings.HasPrefix(sc.Text(), "listening on ") {
+		t.Fatalf("no address announced; stderr: %s", stderr.String())
+	}
+	addr := strings.TrimPrefix(sc.Text(), "listening on ")
+	go io.Copy(io.Discard, stdout)
+
+	main := x.window("^Inspector$")
+	if w, h := x.size(main); w != 1280 || h != 820 {
+		t.Fatalf("the window opened %d×%d, want 1280×820", w, h)
+	}
+
+	// 200 sessions of six kinds through the proxy.
+	proxyURL, _ := url.Parse("http://" + addr)
+	hc := &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(proxyURL)}, Timeout: 30 * time.Second}
+	const n = 200
+	for i := range n {
+		kind := kinds[i%len(kinds)]
+		var resp *http.Response
+		var err error
+		if kind == "graphql" {
+			resp, err = hc.Post(origin.URL+"/graphql", "application/json",
+				strings.NewReader(`{"query":"query GetUser($id: ID!) { user(id: $id) { name email } }","operationName":"GetUser","variables":{"id":"7"}}`))
+		} else {
+			resp, err = hc.Get(fmt.Sprintf("%s/%s/%d", origin.URL, kind, i))
+		}
+		if err != nil {
+			t.Fatalf("request %d through the proxy: %v", i, err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	cc, err := newControlClient(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	poll(t, 60*time.Second, "200 stored sessions", func() bool {
+		st, err := cc.stats()
+		return err == nil && st.Sessions >= n
+	})
+
+	// The wheel over the list scrolls it: the rows' pixels change.
+	x.settle()
+	listArea := image.Rect(300, 140, 1000, 420)
+	x.must("mousemove", "--window", main, "640", "280")
+	before := region(x.shot(), listArea)
+	x.must("click", "--repeat", "15", "--delay", "20", "4") // wheel up
+	poll(t, 20*time.Second, "the list to scroll on the wheel", func() bool {
+		return !bytes.Equal(region(x.shot(), listArea), before)
+	})
+
+	// Selecting each kind of content keeps the window's size.
+	x.must("click", "1") // selects the row under the pointer, and the list takes the keyboard
+	x.key(main, "Home")
+	for i := range 2 * len(kinds) {
+		if i > 0 {
+			x.key(main, "Down")
+		}
+		x.settle()
+		if w, h := x.size(main); w != 1280 || h != 820 {
+			t.Fatalf("after selecting session %d (%s) the window is %d×%d, want 1280×820", i+1, kinds[i%len(kinds)], w, h)
+		}
+	}
+
+	// Secondary windows open within the screen and close on Esc and Ctrl+W.
+	for _, sw := range []struct{ name, keys, title string }{
+		{"Breakpoints", "ctrl+shift+b", "^Breakpoints"},
+		{"Composer", "ctrl+shift+n", "^Composer$"},
+	} {
+		for _, closeKey := range []string{"Escape", "ctrl+w"} {
+			x.key(main, sw.keys)
+			id := x.window(sw.title)
+			x.settle()
+			if w, h := x.size(id); w > 1280 || h > 820 {
+				t.Fatalf("the %s window opened %d×%d, larger than the 1280×820 screen", sw.name, w, h)
+			}
+			x.key(id, closeKey)
+			x.gone(sw.title)
+		}
+	}
+
+	// Enter in the Delete confirmation deletes the selected session.
+	x.key(main, "Delete")
+	x.settle()
+	x.key(main, "Return")
+	poll(t, 20*time.Second, "the session deleted by Enter in the confirmation", func() bool {
+		st, err := cc.stats()
+		return err == nil && st.Sessions == n-1
+	})
+
+	// File ▸ Open HAR: the viewer shows the file's sessions.
+	harPath := filepath.Join(dir, "six.har")
+	writeHAR(t, cc, harPath, 6)
+	shown := region(x.settle(), image.Rect(0, 0, 1280, 820))
+	x.key(main, "ctrl+o")
+	poll(t, 20*time.Second, "the Open HAR dialog", func() bool { // its caret blinks: the screen never settles
+		return !bytes.Equal(region(x.shot(), image.Rect(0, 0, 1280, 820)), shown)
+	})
+	x.must("key", "--clearmodifiers", "ctrl+a")
+	x.must("type", "--delay", "5", harPath)
+	x.must("key", "Return")
+	viewer := x.window(`six\.har \(read-only, 6 sessions\)`)
+	x.settle()
+	if w, h := x.size(viewer); w > 1280 || h > 820 {
+		t.Fatalf("the HAR viewer opened %d×%d", w, h)
+	}
+}
+
+// kinds are the content kinds the origin serves, one per session in turn.
+var kinds = []string{"json", "graphql", "xml", "html", "png", "text"}
+
+// contentKinds is an origin answering each kind of content.
+func contentKinds(w http.ResponseWriter, r *http.Request) {
+	kind := strings.Split(strings.TrimPrefix(r.URL.Path, "/"), "/")[0]
+	switch kind {
+	case "json":
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"path":%q,"items":[{"id":1,"name":"one"},{"id":2,"name":"two"}],"ok":true}`, r.URL.Path)
+	case "graphql":
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"data":{"user":{"name":"Sample User","email":"user@example.com"}}}`)
+	case "xml":
+		w.Header().Set("Content-Type", "image/svg+xml")
+		io.WriteString(w, `<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><circle cx="5" cy="5" r="4"/></svg>`)
+	case "html":
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		io.WriteString(w, `<!doctype html><html><head><title>t</title></head><body><h1>Hello</h1><p>text</p></body></html>`)
+	case "png":
+		w.Header().Set("Content-Type", "image/png")
+		png.Encode(w, image.NewRGBA(image.Rect(0, 0, 8, 8)))
+	default:
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		io.WriteString(w, "plain text body_with_underscores\n")
+	}
+}
+
+// writeHAR writes the first n stored sessions to a HAR file.
+func writeHAR(t *testing.T, cc *controlClient, path string, n int) {
+	t.Helper()
+	sums, err := cc.sessions("", 0, n)
+	if err != nil || len(sums) < n {
+		t.Fatalf("sessions: %d, %v", len(sums), err)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	hw, err := ui.StoreHAR("test").NewWriter(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range sums[:n] {
+		full, err := cc.session(s.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := hw.Add(full); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := hw.Close(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,318 @@
+package ui
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/theme"
+
+	"inspector/engine/session"
+)
+
+// manySessions are n small JSON sessions on two hosts.
+func manySessions(n int) []*session.Session {
+	ss := make([]*session.Session, n)
+	for i := range ss {
+		ss[i] = mkSession(0, fmt.Sprintf("h%d.example", i%2), fmt.Sprintf("/item/%d", i), 200, "application/json", fmt.Sprintf(`{"n":%d}`, i))
+	}
+	return ss
+}
+
+// TestWheelScrollsTheList: the wheel over the rows scrolls the list. The start page's
+// scroller lay over the list (hidden content, visible scroller) and took every wheel
+// event and scrollbar drag.
+func TestWheelScrollsTheList(t *testing.T) {
+	st := openStore(t, manySessions(200)...)
+	u, w := newTestUI(t, Deps{Store: st})
+	if u.start.Visible() {
+		t.Fatal("the start page is shown over 200 sessions")
+	}
+	u.scrollToNewest()
+	before := u.list.list.GetScrollOffset()
+	if before <= 0 {
+		t.Fatalf("the list is not scrolled to the newest row (offset %v)", before)
+	}
+	pos := fyne.CurrentApp().Driver().AbsolutePositionForObject(u.list.list)
+	at := pos.Add(fyne.NewPos(100, u.list.list.Size().Height/2))
+	for range 15 {
+		test.Scroll(w.Canvas(), at, 0, 40) // wheel up
+	}
+	if after := u.list.list.GetScrollOffset(); after >= before {
+		t.Fatalf("15 wheel notches up left the list at offset %v (was %v)", after, before)
+	}
+}
+
+// TestSelectingEveryContentKindKeepsTheWindowSize: no body's toolbar asks for more width
+// than the window has, whatever its views (a GraphQL body has seven), so the window never
+// grows on a selection.
+func TestSelectingEveryContentKindKeepsTheWindowSize(t *testing.T) {
+	ss := append(contentSessions(), sampleSessions()...)
+	st := openStore(t, ss...)
+	u, w := newTestUI(t, Deps{Store: st})
+	w.Resize(fyne.NewSize(1280, 820))
+	for _, s := range ss {
+		u.SelectID(s.ID)
+		for _, b := range []*bodyView{u.detail.req.body, u.detail.resp.body} {
+			if mw := b.box.MinSize().Width; mw > 600 {
+				t.Errorf("#%d %s: a body pane needs %v px (views %v)", s.ID, s.Request.URL, mw, b.mode.Options)
+			}
+		}
+		if mw := w.Content().MinSize().Width; mw > 1280 {
+			t.Errorf("#%d %s: the window needs %v px", s.ID, s.Request.URL, mw)
+		}
+	}
+}
+
+// TestFilterHidesTheShownSession: the detail pane stops showing a session the filter
+// hides, and shows it again when the filter lets it back.
+func TestFilterHidesTheShownSession(t *testing.T) {
+	st := openStore(t, sampleSessions()...)
+	u, _ := newTestUI(t, Deps{Store: st})
+	u.SelectID(1) // a.example/api/users
+	if u.detail.shown != 1 {
+		t.Fatal("the session is not shown")
+	}
+	u.filter.entry.SetText("host:b.example")
+	if u.detail.shown != 0 || !strings.Contains(u.detail.title.Text, "hidden by the filter") {
+		t.Fatalf("shown %d, title %q", u.detail.shown, u.detail.title.Text)
+	}
+	u.filter.entry.SetText("")
+	if u.detail.shown != 1 {
+		t.Fatalf("after clearing the filter shown = %d", u.detail.shown)
+	}
+}
+
+// TestConfirmAnswersEnterAndEsc: Enter in a confirm dialog is its highlighted answer, Esc
+// cancels.
+func TestConfirmAnswersEnterAndEsc(t *testing.T) {
+	st := openStore(t, sampleSessions()...)
+	u, w := newTestUI(t, Deps{Store: st})
+	u.SelectID(2)
+	u.DeleteSelection()
+	if w.Canvas().Overlays().Top() == nil {
+		t.Fatal("no confirm dialog")
+	}
+	w.Canvas().(fyne.Canvas).OnTypedKey()(&fyne.KeyEvent{Name: fyne.KeyEscape})
+	if u.model.Len() != 4 || w.Canvas().Overlays().Top() != nil {
+		t.Fatalf("Esc: %d rows, dialog open %v", u.model.Len(), w.Canvas().Overlays().Top() != nil)
+	}
+	u.DeleteSelection()
+	w.Canvas().OnTypedKey()(&fyne.KeyEvent{Name: fyne.KeyReturn})
+	if u.model.Len() != 3 || w.Canvas().Overlays().Top() != nil {
+		t.Fatalf("Enter: %d rows, dialog open %v", u.model.Len(), w.Canvas().Overlays().Top() != nil)
+	}
+	// The canvas' own key handler is back: Enter does not delete again.
+	if k := w.Canvas().OnTypedKey(); k != nil {
+		k(&fyne.KeyEvent{Name: fyne.KeyReturn})
+	}
+	if u.model.Len() != 3 {
+		t.Fatal("Enter after the dialog closed deleted again")
+	}
+}
+
+// TestSecondaryWindowsCloseOnEscAndCtrlW: the Breakpoints, Composer and Rules windows
+// close on Esc and on Ctrl+W.
+func TestSecondaryWindowsCloseOnEscAndCtrlW(t *testing.T) {
+	r := newDebugRig(t)
+	v := r.u.debug
+	for name, f := range map[string]func() (fyne.Window, func() bool){
+		"Breakpoints": func() (fyne.Window, func() bool) {
+			v.showPanel()
+			return v.bpWin, func() bool { return v.bpWin != nil }
+		},
+		"Rules": func() (fyne.Window, func() bool) {
+			v.showRules()
+			return v.rulesWin, func() bool { return v.rulesWin != nil }
+		},
+		"Composer": func() (fyne.Window, func() bool) {
+			v.composeSession(nil)
+			return v.compWin, func() bool { return v.compWin != nil }
+		},
+	} {
+		for _, key := range []string{"Esc", "Ctrl+W"} {
+			w, open := f()
+			if w == nil || !open() {
+				t.Fatalf("%s did not open", name)
+			}
+			if key == "Esc" {
+				w.Canvas().OnTypedKey()(&fyne.KeyEvent{Name: fyne.KeyEscape})
+			} else {
+				w.Canvas().(interface{ TypedShortcut(fyne.Shortcut) }).TypedShortcut(shortcut(fyne.KeyW, fyne.KeyModifierShortcutDefault))
+			}
+			if open() {
+				t.Fatalf("%s: %s did not close it", name, key)
+			}
+		}
+	}
+}
+
+// TestHARViewerShowsItsSessionsInTheSameTheme: File ▸ Open HAR shows the file's
+// sessions, and the viewer keeps the window's theme (it used the app's preferences,
+// whose theme was "system", and switched every window to it).
+func TestHARViewerShowsItsSessionsInTheSameTheme(t *testing.T) {
+	st := openStore(t, sampleSessions()...)
+	prefs, err := OpenFilePrefs(filepath.Join(t.TempDir(), "window.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, _ := newTestUI(t, Deps{Store: st, HAR: StoreHAR("test"), Prefs: prefs})
+	u.SetThemeMode(ThemeLight)
+	path := filepath.Join(t.TempDir(), "six.har")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hw, err := u.deps.HAR.NewWriter(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range manySessions(6) {
+		s.ID = 1
+		if err := hw.Add(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := hw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if err := u.OpenHARViewer(path); err != nil {
+		t.Fatal(err)
+	}
+	v := u.viewers[len(u.viewers)-1]
+	if n := v.model.Len(); n != 6 {
+		t.Fatalf("the viewer shows %d sessions, want 6", n)
+	}
+	if v.theme.mode != ThemeLight || fyne.CurrentApp().Settings().Theme().Color(theme.ColorNameBackground, theme.VariantDark) != theme.DefaultTheme().Color(theme.ColorNameBackground, theme.VariantLight) {
+		t.Fatalf("the viewer's theme is %v: the windows are no longer light", themeNames[v.theme.mode])
+	}
+}
+
+// TestEditorsWrapLongLines: an editor wraps a body with a line longer than longLine (one
+// text per line past the GL texture limit is a black bar), and leaves others unwrapped.
+func TestEditorsWrapLongLines(t *testing.T) {
+	long := `{"k":"` + strings.Repeat("a1b2", 540) + `"}`
+	for _, c := range []struct {
+		body string
+		want fyne.TextWrap
+	}{
+		{long, fyne.TextWrapBreak},
+		{"line one\n" + long + "\nlast", fyne.TextWrapBreak},
+		{strings.Repeat("short line\n", 1000), fyne.TextWrapOff},
+		{"", fyne.TextWrapOff},
+	} {
+		if got := entryWrapping([]byte(c.body)); got != c.want {
+			t.Errorf("%.40q…: wrapping %v, want %v", c.body, got, c.want)
+		}
+	}
+}
+
+// TestStartPageNamesTheRealCAFileAndCredentials: the steps name the instance's CA file
+// (or the copy the user saved), the LAN address with --allow-remote, and the proxy
+// credentials.
+func TestStartPageNamesTheRealCAFileAndCredentials(t *testing.T) {
+	s := Steps("127.0.0.1:8080", "/data/ca/root.pem", []string{"192.168.1.5:8080"}, "inspector:s3cret")
+	for _, want := range []string{"--cacert /data/ca/root.pem", "http://inspector:s3cret@127.0.0.1:8080", "proxy 192.168.1.5:8080",
+		"-Dhttps.proxyUser=inspector -Dhttps.proxyPassword=s3cret", "inspector / s3cret"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("steps lack %q:\n%s", want, s)
+		}
+	}
+	if strings.Contains(s, "phones need --allow-remote") {
+		t.Errorf("steps with a LAN address still ask for --allow-remote:\n%s", s)
+	}
+	if s := Steps("127.0.0.1:8080", "/data/ca/root.pem", nil, ""); !strings.Contains(s, "phones need --allow-remote") || strings.Contains(s, "@") {
+		t.Errorf("loopback steps:\n%s", s)
+	}
+
+	dir := t.TempDir()
+	u, _ := newTestUI(t, Deps{CAPath: filepath.Join(dir, "ca", "root.pem"), ProxyAuth: "inspector:s3cret"})
+	if got := u.start.steps.Text; !strings.Contains(got, filepath.Join(dir, "ca", "root.pem")) {
+		t.Fatalf("steps do not name the CA file:\n%s", got)
+	}
+	if !u.start.authRow.Visible() || u.start.auth.Text != "inspector:s3cret" {
+		t.Fatal("the proxy credentials are not shown")
+	}
+	saved := filepath.Join(dir, "my-ca.pem")
+	if err := os.WriteFile(saved, []byte("pem"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	u.prefs.SetString(prefCAFile, saved)
+	u.start.refresh()
+	if got := u.start.steps.Text; !strings.Contains(got, saved) {
+		t.Fatalf("steps do not name the saved copy:\n%s", got)
+	}
+}
+
+// TestSecondaryWindowsFitTheScreen: the Breakpoints, Composer and Rules windows ask for no
+// more than a 1280×800 screen at open (the Breakpoints window opened 1100×2048, its list
+// and form off-screen: word-wrapped labels measured one word per line).
+func TestSecondaryWindowsFitTheScreen(t *testing.T) {
+	r := newDebugRig(t)
+	u := r.u
+	for name, f := range map[string]func() fyne.Window{
+		"Breakpoints": func() fyne.Window { u.debug.showPanel(); return u.debug.bpWin },
+		"Rules":       func() fyne.Window { u.debug.showRules(); return u.debug.rulesWin },
+		"Composer":    func() fyne.Window { u.debug.composeSession(nil); return u.debug.compWin },
+	} {
+		w := f()
+		if m := w.Content().MinSize(); m.Width > 1280 || m.Height > 800 {
+			t.Errorf("%s needs %v×%v", name, m.Width, m.Height)
+		}
+		if s := w.Canvas().Size(); s.Width > 1280 || s.Height > 800 {
+			t.Errorf("%s opened %v×%v", name, s.Width, s.Height)
+		}
+		w.Close()
+	}
+}
+
+// TestSpilledLiveBodyIsShownWhole: a live session whose body went past the engine's 1 MiB
+// in-memory cap carries only its first part; the detail shows the store's whole body
+// (pretty, with its Tree), not the first megabyte raw.
+func TestSpilledLiveBodyIsShownWhole(t *testing.T) {
+	var sb strings.Builder
+	sb.WriteString(`{"items":[`)
+	for i := 0; sb.Len() < 3<<20; i++ {
+		if i > 0 {
+			sb.WriteByte(',')
+		}
+		fmt.Fprintf(&sb, `{"id":%d,"name":"item %d %s"}`, i, i, strings.Repeat("x", 100)) // under the tree's node bound
+	}
+	sb.WriteString(`]}`)
+	body := sb.String()
+	s := mkSession(0, "big.example", "/items", 200, "application/json", body)
+	st := openStore(t, s)
+	u, _ := newTestUI(t, Deps{Store: st})
+	live := s.Clone()
+	live.Response.Body = session.Body{Data: []byte(body[:1<<20]), Size: int64(len(body)), Spilled: "/spill/1"}
+	u.remember(live)
+	u.SelectID(s.ID)
+	b := u.detail.resp.body
+	if got := len(b.body.Data); got != len(body) {
+		t.Fatalf("the detail holds %d of the %d body bytes", got, len(body))
+	}
+	if !slices.Contains(b.mode.Options, "Tree") {
+		t.Fatalf("views %v (info %q)", b.mode.Options, b.info.Text)
+	}
+}
+
+// TestWebSocketBodySaysWhereTheMessagesAre: a WebSocket session's Body points at the
+// WebSocket tab instead of saying its bytes were not captured.
+func TestWebSocketBodySaysWhereTheMessagesAre(t *testing.T) {
+	s := mkSession(0, "ws.example", "/socket", 101, "", "")
+	s.Flags |= session.FlagWebSocket
+	s.Response.Body = session.Body{Size: 124}
+	s.Messages = []session.Message{{Time: s.Started, FromClient: true, Opcode: 1, Data: []byte("hi"), Size: 2}}
+	st := openStore(t, s)
+	u, _ := newTestUI(t, Deps{Store: st})
+	u.SelectID(s.ID)
+	if got := u.detail.resp.body.text.Text(); !strings.Contains(got, "WebSocket tab") || strings.Contains(got, "not captured") {
+		t.Fatalf("WebSocket body: %q", got)
+	}
+}
