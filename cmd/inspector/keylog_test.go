@@ -19,7 +19,7 @@ import (
 // request through Inspector on both legs (client to proxy, proxy to origin) to the same
 // HTTP request.
 func TestKeylogDecryptsBothLegs(t *testing.T) {
-	for _, tool := range []string{"tshark", "curl"} {
+	for _, tool := range []string{"tshark", "dumpcap", "curl"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Skipf("%s not installed (make deps installs it)", tool)
 		}
@@ -40,16 +40,20 @@ func TestKeylogDecryptsBothLegs(t *testing.T) {
 	_, proxyPort, _ := net.SplitHostPort(h.addr)
 	_, originPort, _ := net.SplitHostPort(strings.TrimPrefix(origin.URL, "https://"))
 	pcap := filepath.Join(t.TempDir(), "lo.pcapng")
-	capture := exec.Command("tshark", "-i", "lo", "-w", pcap, "-f", "tcp port "+proxyPort+" or tcp port "+originPort)
+	// dumpcap (tshark's capture engine) writes the file itself and flushes it when
+	// interrupted.
+	capture := exec.Command("dumpcap", "-q", "-i", "lo", "-w", pcap, "-f", "tcp port "+proxyPort+" or tcp port "+originPort)
 	stderr, _ := capture.StderrPipe()
 	if err := capture.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { capture.Process.Kill(); capture.Wait() })
-	// tshark says "Capturing on 'Loopback: lo'" once packets are being taken.
+	// dumpcap says "Capturing on 'Loopback: lo'" once packets are being taken.
 	started := make(chan bool, 1)
+	stderrDone := make(chan struct{})
 	var capErr strings.Builder
 	go func() {
+		defer close(stderrDone)
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
 			capErr.WriteString(sc.Text() + "\n")
@@ -57,15 +61,18 @@ func TestKeylogDecryptsBothLegs(t *testing.T) {
 				started <- true
 			}
 		}
-		started <- false
+		select {
+		case started <- false:
+		default:
+		}
 	}()
 	select {
 	case ok := <-started:
 		if !ok {
-			t.Skipf("tshark cannot capture on lo here (needs root or CAP_NET_RAW): %s", capErr.String())
+			t.Skipf("dumpcap cannot capture on lo here (needs root or CAP_NET_RAW): %s", capErr.String())
 		}
 	case <-time.After(60 * time.Second):
-		t.Fatal("tshark did not start capturing within 60 s")
+		t.Fatal("dumpcap did not start capturing within 60 s")
 	}
 
 	const path = "/keylog-probe-7f3a"
@@ -84,23 +91,38 @@ func TestKeylogDecryptsBothLegs(t *testing.T) {
 	if fi, _ := os.Stat(keylog); fi.Mode().Perm() != 0o600 {
 		t.Errorf("key log mode %v, want 0600", fi.Mode().Perm())
 	}
-	// Let the capture flush: stop it with SIGINT and wait for it to write the file.
-	capture.Process.Signal(syscall.SIGINT)
-	capture.Wait()
-
-	fields, err := exec.Command("tshark", "-r", pcap, "-o", "tls.keylog_file:"+keylog, "-d", "tcp.port=="+originPort+",tls",
-		"-Y", "http.request", "-T", "fields", "-e", "tcp.dstport", "-e", "http.request.method", "-e", "http.request.uri").CombinedOutput()
-	if err != nil {
-		t.Fatalf("tshark -r: %v\n%s", err, fields)
-	}
-	legs := map[string]bool{}
-	for _, l := range strings.Split(strings.TrimSpace(string(fields)), "\n") {
-		f := strings.Split(l, "\t")
-		if len(f) == 3 && f[1] == "GET" && strings.HasSuffix(f[2], path) {
-			legs[f[0]] = true
+	// The capture lags behind the traffic on a loaded machine: read the file as dumpcap
+	// writes it until both legs' requests decrypt, or a deadline passes.
+	decrypted := func() (map[string]bool, string) {
+		fields, _ := exec.Command("tshark", "-r", pcap, "-o", "tls.keylog_file:"+keylog, "-d", "tcp.port=="+originPort+",tls",
+			"-Y", "http.request", "-T", "fields", "-e", "tcp.dstport", "-e", "http.request.method", "-e", "http.request.uri").CombinedOutput()
+		legs := map[string]bool{}
+		for _, l := range strings.Split(strings.TrimSpace(string(fields)), "\n") {
+			f := strings.Split(l, "\t")
+			if len(f) == 3 && f[1] == "GET" && strings.HasSuffix(f[2], path) {
+				legs[f[0]] = true
+			}
 		}
+		return legs, string(fields)
 	}
+	deadline := time.Now().Add(90 * time.Second)
+	legs, fields := decrypted()
+	for !(legs[proxyPort] && legs[originPort]) && time.Now().Before(deadline) {
+		time.Sleep(250 * time.Millisecond)
+		legs, fields = decrypted()
+	}
+	capture.Process.Signal(syscall.SIGINT)
+	select {
+	case <-stderrDone: // read to the end: closing the pipe under dumpcap would kill it
+	case <-time.After(60 * time.Second):
+	}
+	capture.Wait()
 	if !legs[proxyPort] || !legs[originPort] {
+		if d := os.Getenv("INSPECTOR_KEEP_CAPTURE"); d != "" {
+			pb, _ := os.ReadFile(pcap)
+			os.WriteFile(filepath.Join(d, "lo.pcapng"), pb, 0o600)
+			os.WriteFile(filepath.Join(d, "keys.log"), keys, 0o600)
+		}
 		t.Fatalf("decrypted GET %s on ports %v, want the client leg (%s) and the upstream leg (%s); tshark:\n%s", path, legs, proxyPort, originPort, fields)
 	}
 }
