@@ -45,6 +45,7 @@ require (
 	github.com/dlclark/regexp2/v2 v2.5.2
 	github.com/getkin/kin-openapi v0.153.0
 	github.com/google/nftables v0.3.0
+	github.com/refraction-networking/utls v1.8.2
 	github.com/skip2/go-qrcode v0.0.0-20200617195104-da1b6568686e
 	github.com/vektah/gqlparser/v2 v2.5.64
 	github.com/vishvananda/netlink v1.3.1
@@ -83,7 +84,7 @@ require (
 	github.com/stretchr/testify v1.12.1 // indirect
 	github.com/yuin/goldmark v1.7.8 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
-	golang.org/x/crypto v0.58.0 // indirect
+	golang.org/x/crypto v0.58.0
 	golang.org/x/image v0.24.0 // indirect
 	golang.org/x/text v0.43.0
 )

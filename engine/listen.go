@@ -17,6 +17,7 @@ import (
 
 	"golang.org/x/net/http2"
 
+	fpr "inspector/engine/internal/fingerprint"
 	"inspector/engine/internal/upstream"
 	"inspector/engine/session"
 )
@@ -59,6 +60,10 @@ type connInfo struct {
 	// pin is the connection's own origin connection on the lighter HTTP/1.1 path
 	// (exchange.pinned), closed with the client connection.
 	pin upstream.Pinned
+
+	// fpRec holds what the client sent first, for its fingerprint (fingerprint.go); nil
+	// when nothing was recorded.
+	fpRec *clientFP
 }
 
 // tlsInfo returns the connection's TLS record, built once and shared (immutable) by the
@@ -79,9 +84,16 @@ type clientConn struct {
 	net.Conn
 	r    *bufio.Reader
 	info *connInfo
+	rec  *fpr.Recorder // records the first bytes read, for the fingerprint (or nil)
 }
 
-func (c *clientConn) Read(p []byte) (int, error) { return c.r.Read(p) }
+func (c *clientConn) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	if c.rec != nil && n > 0 && !c.rec.Done() {
+		c.rec.Add(p[:n])
+	}
+	return n, err
+}
 
 func (e *Engine) initServers() {
 	errLog := log.New(logWriter{e.cfg.Logf}, "", 0)
@@ -148,6 +160,8 @@ func infoOf(c net.Conn) *connInfo {
 	case *framingConn:
 		return infoOf(c.Conn)
 	case *h2Tap:
+		return infoOf(c.Conn)
+	case *recTLSConn:
 		return infoOf(c.Conn)
 	}
 	return &connInfo{accepted: time.Now()}
@@ -270,6 +284,8 @@ func (e *Engine) serveTunnelled(cc *clientConn, r *http.Request, target, host st
 		e.serveTLS(cc, r)
 	case looksLikeHTTP(cc.r):
 		if isH2Preface(cc.r) {
+			cc.info.fpRec = &clientFP{h2: newH2Recorder()}
+			cc.rec = cc.info.fpRec.h2
 			e.serveH2(cc)
 			return
 		}
@@ -306,6 +322,8 @@ func isH2Preface(r *bufio.Reader) bool {
 }
 
 func (e *Engine) serveTLS(cc *clientConn, connect *http.Request) {
+	fp := &clientFP{hello: newHelloRecorder()}
+	cc.info.fpRec, cc.rec = fp, fp.hello
 	tc := tls.Server(cc, e.tlsConf.server)
 	ctx, cancel := context.WithTimeout(context.Background(), e.cfg.TLSTimeout)
 	release := e.hold(cc) // a stalled handshake must not outlive Close
@@ -315,6 +333,7 @@ func (e *Engine) serveTLS(cc *clientConn, connect *http.Request) {
 	lc.setWaiting(false)
 	release()
 	cancel()
+	cc.rec = nil
 	if err != nil {
 		e.recordHandshakeFailure(cc, connect, tc, err)
 		tc.Close()
@@ -323,7 +342,8 @@ func (e *Engine) serveTLS(cc *clientConn, connect *http.Request) {
 	cc.info.tlsDone = time.Now()
 	cc.info.decrypted = true
 	if tc.ConnectionState().NegotiatedProtocol == "h2" {
-		e.serveH2(tc)
+		fp.h2 = newH2Recorder()
+		e.serveH2(&recTLSConn{Conn: tc, rec: fp.h2})
 		return
 	}
 	cc.info.framing = newFramingConn(tc)

@@ -162,6 +162,8 @@ func (x *exchange) begin(r *http.Request) *http.Request {
 			Proto:  protoName(r.ProtoMajor),
 			ConnID: info.id,
 			TLS:    info.tlsInfo(r.TLS),
+
+			Fingerprint: info.fingerprint(),
 		},
 		Request: session.Request{
 			Method: r.Method,

@@ -15,6 +15,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/pem"
 	"errors"
@@ -220,6 +221,19 @@ func (c *CA) Fingerprint() string {
 // shared: callers must not modify it.
 func (c *CA) LeafFor(host string) (*tls.Certificate, error) { return c.leaves.get(host) }
 
+// SetLeafDays sets how long the leaves minted from now on last, backdate included:
+// 1 to MaxLeafDays days. Cached leaves that last longer are minted again on their next use.
+func (c *CA) SetLeafDays(days int) error {
+	if days < 1 || days > MaxLeafDays {
+		return fmt.Errorf("leaf lifetime %d days: must be 1 to %d days (browsers refuse longer ones)", days, MaxLeafDays)
+	}
+	c.leaves.life.Store(int64(time.Duration(days) * 24 * time.Hour))
+	return nil
+}
+
+// LeafLifetime is how long a leaf minted now lasts, NotAfter-NotBefore.
+func (c *CA) LeafLifetime() time.Duration { return time.Duration(c.leaves.life.Load()) }
+
 // Remove deletes the CA files in dir (and dir when it is then empty).
 func Remove(dir string) error {
 	for _, f := range []string{KeyFile, CertFile} {
@@ -229,4 +243,11 @@ func Remove(dir string) error {
 	}
 	_ = os.Remove(dir)
 	return nil
+}
+
+// SPKIHash is the base64 SHA-256 of the root's SubjectPublicKeyInfo, the form Chromium's
+// --ignore-certificate-errors-spki-list takes.
+func (c *CA) SPKIHash() string {
+	h := sha256.Sum256(c.cert.RawSubjectPublicKeyInfo)
+	return base64.StdEncoding.EncodeToString(h[:])
 }

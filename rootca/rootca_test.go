@@ -8,6 +8,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -166,5 +167,133 @@ func BenchmarkLeafCached(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		ca.LeafFor("bench.example")
+	}
+}
+
+func TestLeafLifetimeWithinBrowserRules(t *testing.T) {
+	t.Parallel()
+	ca, err := Load(filepath.Join(t.TempDir(), "ca"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf, err := ca.LeafFor("life.example")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if life := leaf.Leaf.NotAfter.Sub(leaf.Leaf.NotBefore); life > MaxLeafDays*24*time.Hour || life < (MaxLeafDays-1)*24*time.Hour {
+		t.Fatalf("leaf lasts %v, want at most %d days backdate included", life, MaxLeafDays)
+	}
+	if !leaf.Leaf.NotBefore.Before(time.Now()) {
+		t.Fatalf("leaf not backdated: NotBefore %v", leaf.Leaf.NotBefore)
+	}
+	for _, bad := range []int{0, -1, MaxLeafDays + 1, 397} {
+		if err := ca.SetLeafDays(bad); err == nil || !strings.Contains(err.Error(), "1 to 47 days") {
+			t.Errorf("SetLeafDays(%d): %v, want a clear refusal", bad, err)
+		}
+	}
+	if ca.LeafLifetime() != MaxLeafDays*24*time.Hour {
+		t.Fatal("a refused setting changed the lifetime")
+	}
+	if err := ca.SetLeafDays(7); err != nil {
+		t.Fatal(err)
+	}
+	short, _ := ca.LeafFor("life.example")
+	if short == leaf {
+		t.Fatal("a leaf longer than the new setting was served from the cache")
+	}
+	if life := short.Leaf.NotAfter.Sub(short.Leaf.NotBefore); life != 7*24*time.Hour {
+		t.Fatalf("leaf lasts %v after SetLeafDays(7)", life)
+	}
+}
+
+func TestLeafClippedByRootIsNotMintedEveryTime(t *testing.T) {
+	t.Parallel()
+	ca, err := Load(filepath.Join(t.TempDir(), "ca"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Ten days before the root expires, a leaf ends with the root and is reused until then.
+	ca.leaves.now = func() time.Time { return ca.Cert().NotAfter.Add(-10 * 24 * time.Hour) }
+	first, _ := ca.LeafFor("end.example")
+	if !first.Leaf.NotAfter.Equal(ca.Cert().NotAfter) {
+		t.Fatalf("leaf NotAfter %v outlives root %v", first.Leaf.NotAfter, ca.Cert().NotAfter)
+	}
+	if again, _ := ca.LeafFor("end.example"); again != first {
+		t.Fatal("a leaf clipped by the root's expiry was minted again")
+	}
+}
+
+func TestExpiry(t *testing.T) {
+	t.Parallel()
+	ca, err := Load(filepath.Join(t.TempDir(), "ca"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	end := ca.Cert().NotAfter
+	cases := []struct {
+		now        time.Time
+		warn, gone bool
+		want       string
+	}{
+		{time.Now(), false, false, "root CA valid until " + end.UTC().Format("2006-01-02")},
+		{end.Add(-31 * 24 * time.Hour), false, false, "(31 days left)"},
+		{end.Add(-30 * 24 * time.Hour), true, false, "warning: the root CA expires on " + end.UTC().Format("2006-01-02") + " (in 30 days): run 'inspector ca renew'"},
+		{end.Add(time.Hour), true, true, "expired on"},
+	}
+	for _, c := range cases {
+		e := ExpiryOf(ca.Cert(), c.now)
+		if e.Warn != c.warn || e.Expired != c.gone || !strings.Contains(e.String(), c.want) {
+			t.Errorf("at %v: %+v %q, want warn=%v expired=%v and %q", c.now, e, e.String(), c.warn, c.gone, c.want)
+		}
+	}
+}
+
+func TestRenewalCommitAndAbort(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "ca")
+	old, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := BeginRenewal(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.New.Fingerprint() == old.Fingerprint() {
+		t.Fatal("renewal made the same CA")
+	}
+	if err := r.Abort(); err != nil {
+		t.Fatal(err)
+	}
+	if again, err := Load(dir); err != nil || again.Fingerprint() != old.Fingerprint() {
+		t.Fatalf("after Abort: %v, CA changed: %v", err, again != nil && again.Fingerprint() != old.Fingerprint())
+	}
+	if _, err := os.Stat(dir + ".new"); !os.IsNotExist(err) {
+		t.Fatalf("Abort left %s.new: %v", dir, err)
+	}
+	r, err = BeginRenewal(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	retired, err := r.Commit()
+	if err != nil {
+		t.Fatal(err)
+	}
+	now, err := Load(dir)
+	if err != nil || now.Fingerprint() != r.New.Fingerprint() {
+		t.Fatalf("after Commit: %v; in use is not the new CA", err)
+	}
+	if was, err := Load(retired); err != nil || was.Fingerprint() != old.Fingerprint() {
+		t.Fatalf("retired CA in %s: %v", retired, err)
+	}
+	if fi, _ := os.Stat(filepath.Join(dir, KeyFile)); fi.Mode().Perm() != 0o600 {
+		t.Errorf("new key mode %v", fi.Mode().Perm())
+	}
+	none := filepath.Join(t.TempDir(), "none")
+	if _, err := BeginRenewal(none); err == nil || !strings.Contains(err.Error(), "no root CA") {
+		t.Fatalf("renewal without a CA: %v", err)
+	}
+	if _, err := os.Stat(none); !os.IsNotExist(err) {
+		t.Fatal("a renewal without a CA created one")
 	}
 }

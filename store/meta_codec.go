@@ -29,7 +29,9 @@ import (
 //     certificate chain is stored once, not in every session of it. With placeProcess,
 //     uvarint(PID) ‖ process name of the client leg, then of the upstream leg (always
 //     empty today), follow the comment; the bit is set only when one is known, so
-//     records without process attribution are byte-identical to before.
+//     records without process attribution are byte-identical to before. With
+//     placeFingerprint, each leg's fingerprint follows (client, then upstream): a
+//     presence byte, then JA3, JA3Raw, JA4, H2 and Mirror as strings.
 //   - metaFormatBinary (first byte 0x02): schema 1 files. The fields in a fixed order:
 //     strings and byte slices as uvarint length ‖ bytes, integers as (u)varints, booleans
 //     as one byte, times as uvarint(nanosecond+1) ‖ varint(Unix seconds) or a single 0 for
@@ -56,7 +58,8 @@ const (
 	placeBodies         = 1 << 3 // the bodies bucket holds bytes of a body of the session
 	placeCertRefs       = 1 << 4 // TLS certificates are references into the certs bucket
 	placeProcess        = 1 << 5 // the client's PID and process name follow the comment
-	placeKnown          = placeRequestInline | placeResponseInline | placeMessages | placeBodies | placeCertRefs | placeProcess
+	placeFingerprint    = 1 << 6 // the legs' fingerprints follow (after the process part)
+	placeKnown          = placeRequestInline | placeResponseInline | placeMessages | placeBodies | placeCertRefs | placeProcess | placeFingerprint
 
 	// placeLegacy is the mask of a record in an older format: any body bytes in the
 	// bodies bucket, messages possibly in the messages bucket.
@@ -125,6 +128,9 @@ func sessionPlace(ss *session.Session) byte {
 	if hasProcess(&ss.Client) || hasProcess(&ss.Upstream) {
 		place |= placeProcess
 	}
+	if ss.Client.Fingerprint != nil || ss.Upstream.Fingerprint != nil {
+		place |= placeFingerprint
+	}
 	return place
 }
 
@@ -163,6 +169,18 @@ func appendSessionRecord(dst []byte, ss *session.Session, refs *certTable) []byt
 		for _, c := range [...]*session.Conn{&ss.Client, &ss.Upstream} {
 			dst = binary.AppendUvarint(dst, uint64(c.PID))
 			dst = appendStr(dst, c.Process)
+		}
+	}
+	if place&placeFingerprint != 0 {
+		for _, f := range [...]*session.Fingerprint{ss.Client.Fingerprint, ss.Upstream.Fingerprint} {
+			if f == nil {
+				dst = append(dst, 0)
+				continue
+			}
+			dst = append(dst, 1)
+			for _, v := range [...]string{f.JA3, f.JA3Raw, f.JA4, f.H2, f.Mirror} {
+				dst = appendStr(dst, v)
+			}
 		}
 	}
 	if place&placeRequestInline != 0 {
@@ -491,6 +509,13 @@ func decodeSessionRecord(v []byte, cert func(ref []byte) []byte) (*session.Sessi
 		for _, c := range [...]*session.Conn{&ss.Client, &ss.Upstream} {
 			c.PID = int(r.uvarint())
 			c.Process = r.str()
+		}
+	}
+	if place&placeFingerprint != 0 {
+		for _, c := range [...]*session.Conn{&ss.Client, &ss.Upstream} {
+			if r.bool() {
+				c.Fingerprint = &session.Fingerprint{JA3: r.str(), JA3Raw: r.str(), JA4: r.str(), H2: r.str(), Mirror: r.str()}
+			}
 		}
 	}
 	if place&placeRequestInline != 0 {

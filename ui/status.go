@@ -184,7 +184,7 @@ func (s *statusBar) refreshOS() {
 		s.caLabel.SetText("CA: OS integration not available")
 		return
 	}
-	trusted, _, err := o.CAStatus()
+	trusted, detail, err := o.CAStatus()
 	switch {
 	case err != nil:
 		s.caLabel.SetText("CA state unknown")
@@ -192,6 +192,10 @@ func (s *statusBar) refreshOS() {
 		s.caLabel.SetText("CA trusted")
 	default:
 		s.caLabel.SetText("CA not trusted")
+	}
+	// A detail opening with "warning:" is the root's expiry 30 days ahead (rootca.Expiry).
+	if err == nil && strings.HasPrefix(detail, "warning:") {
+		s.caLabel.SetText(s.caLabel.Text + " · expires soon")
 	}
 }
 
@@ -212,6 +216,8 @@ func (s *statusBar) caDialog() {
 		msg = "Could not read the CA state: " + err.Error()
 	} else if trusted {
 		msg = "The Inspector root CA is trusted: " + detail
+	} else if strings.HasPrefix(detail, "warning:") {
+		msg += "\n" + strings.SplitN(detail, "\n", 2)[0]
 	}
 	install := widget.NewButton("Install (trust)", func() { s.osAction("Install CA", o.InstallCA) })
 	remove := widget.NewButton("Remove (untrust)", func() { s.osAction("Remove CA", o.RemoveCA) })

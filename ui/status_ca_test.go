@@ -40,3 +40,18 @@ func TestStatusBarCAPhrase(t *testing.T) {
 		}
 	}
 }
+
+// TestStatusBarCAExpiryWarning: a root within 30 days of its end says so in the label.
+func TestStatusBarCAExpiryWarning(t *testing.T) {
+	o := &caOS{trusted: true, detail: "warning: the root CA expires on 2036-12-03 (in 12 days): run 'inspector ca renew'\ntrusted      NSS db"}
+	u, _ := newTestUI(t, Deps{OS: o})
+	u.status.refreshOS()
+	if got := u.status.caLabel.Text; got != "CA trusted · expires soon" {
+		t.Fatalf("label %q, want the expiry warning", got)
+	}
+	o.detail = "root CA valid until 2036-12-03 (3650 days left)\ntrusted      NSS db"
+	u.status.refreshOS()
+	if got := u.status.caLabel.Text; got != "CA trusted" {
+		t.Fatalf("label %q without a warning", got)
+	}
+}

@@ -54,6 +54,9 @@ type instance struct {
 	// window's start page.
 	proxyAuth string
 
+	// socks is the --listen-socks listener (nil without).
+	socks *engine.SOCKS
+
 	stops []func() error // run in reverse order by shutdown
 }
 
@@ -69,6 +72,8 @@ type instanceFlags struct {
 	scripts                                         []string
 	networkProfile, keylog                          string
 	limits                                          store.Limits // retention (retention.json and --max-*)
+	leafDays                                        int
+	listenSocks                                     string
 	modes                                           captureModes // cmd_capture.go
 }
 
@@ -87,6 +92,8 @@ func runInstance(args []string) error {
 	fs.StringVar(&f.keylog, "keylog", os.Getenv("SSLKEYLOGFILE"), "append the TLS secrets of both legs to `FILE` as NSS key-log lines, for Wireshark (default: $SSLKEYLOGFILE)")
 	fs.BoolVar(&f.mcpNoRedact, "mcp-no-redact", false, "answer MCP clients of /api/v1/mcp with secrets unmasked (masking is on by default)")
 	fs.StringVar(&f.listen, "listen", "127.0.0.1:8080", "proxy listener address (port 0 picks a free port)")
+	fs.StringVar(&f.listenSocks, "listen-socks", "", "also accept SOCKS5 clients on this address (loopback unless --allow-remote; user/password when --proxy-auth is set)")
+	fs.IntVar(&f.leafDays, "leaf-days", rootca.MaxLeafDays, "days each minted certificate lasts, 1 to 47 (browsers refuse longer ones)")
 	fs.BoolVar(&f.allowRemote, "allow-remote", false, "allow a non-loopback --listen address")
 	fs.StringVar(&f.proxyAuth, "proxy-auth", "", "USER:PASSWORD proxy clients must send, or none (default: on with --allow-remote, generated in DATA-DIR/proxy-auth)")
 	fs.StringVar(&f.upstreamCA, "upstream-ca", "", "PEM file of extra roots trusted for origins")
@@ -135,6 +142,9 @@ func runInstance(args []string) error {
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sig)
 	fmt.Fprintf(stdout, "listening on %s\n", inst.engine.Addr())
+	if inst.socks != nil {
+		fmt.Fprintf(stdout, "SOCKS5 listening on %s\n", inst.socks.Addr())
+	}
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- inst.engine.Serve() }()
 
@@ -162,6 +172,12 @@ func startInstance(dir string, f instanceFlags) (_ *instance, err error) {
 	}
 	if inst.ca, err = rootca.Load(filepath.Join(dir, "ca")); err != nil {
 		return nil, err
+	}
+	if err := inst.ca.SetLeafDays(f.leafDays); err != nil {
+		return nil, usageError{"--leaf-days: " + err.Error()}
+	}
+	if exp := rootca.ExpiryOf(inst.ca.Cert(), time.Now()); exp.Warn {
+		fmt.Fprintln(stderr, "inspector: "+exp.String())
 	}
 	roots, err := x509.SystemCertPool()
 	if err != nil {
@@ -323,6 +339,18 @@ func startInstance(dir string, f instanceFlags) (_ *instance, err error) {
 	inst.controlAddr = addr
 	inst.stops = append(inst.stops, stop)
 	eng.Reserve(addr)
+	if f.listenSocks != "" {
+		s, err := eng.ListenSOCKS(f.listenSocks, "")
+		if err != nil {
+			if errors.Is(err, engine.ErrRemoteListen) {
+				return nil, usageError{"--listen-socks: " + err.Error()}
+			}
+			return nil, fmt.Errorf("--listen-socks: %w", err)
+		}
+		inst.socks = s
+		inst.stops = append(inst.stops, s.Close)
+		eng.Reserve(s.Addr())
+	}
 	if err := inst.startCaptureModes(f.modes, f.allowRemote); err != nil {
 		return nil, err
 	}

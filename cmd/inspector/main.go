@@ -42,6 +42,12 @@ type usageError struct{ msg string }
 
 func (e usageError) Error() string { return e.msg }
 
+// exitStatus makes main exit with that status and print nothing (`inspector run` passes
+// on its command's).
+type exitStatus int
+
+func (e exitStatus) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
+
 func usagef(format string, a ...any) error { return usageError{fmt.Sprintf(format, a...)} }
 
 // stdout and stderr are variables so tests can run commands in-process.
@@ -63,6 +69,10 @@ func run(args []string) int {
 		return 0
 	case errors.Is(err, flag.ErrHelp):
 		return 0
+	case errors.As(err, new(exitStatus)):
+		var es exitStatus
+		errors.As(err, &es)
+		return int(es)
 	default:
 		var ue usageError
 		if errors.As(err, &ue) {

@@ -24,6 +24,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -672,7 +673,7 @@ func mcpSessionOf(ss *session.Session, limit int) mcpSession {
 		ID: ss.ID, ReplayOf: ss.ReplayOf, Started: ss.Started,
 		Method: ss.Request.Method, URL: ss.Request.URL,
 		ClientProto: ss.Client.Proto, UpstreamAddr: ss.Upstream.Addr, UpstreamProt: ss.Upstream.Proto,
-		RequestHead: ss.Request.Header, RequestBody: mcpBodyOf(ss.Request.Header, ss.Request.Body, limit),
+		RequestHead: nonNilHeader(ss.Request.Header), RequestBody: mcpBodyOf(ss.Request.Header, ss.Request.Body, limit),
 		Timings: ss.Timings, TLS: ss.Client.TLS, Flags: ss.Flags, Mark: ss.Mark, Comment: ss.Comment,
 	}
 	out.DurationMS = float64(ss.Duration().Microseconds()) / 1000
@@ -877,7 +878,7 @@ func runMCP(args []string) error {
 	if *allowWrites && b.api == nil {
 		fmt.Fprintln(stderr, "inspector mcp: no running instance: serving the store read-only; write tools will say so")
 	}
-	return newMCPServer(b, *allowWrites).Run(context.Background(), &mcp.StdioTransport{})
+	return newMCPServer(b, *allowWrites).Run(context.Background(), newDrainStdio(os.Stdin, os.Stdout))
 }
 
 // mcpHandlers are the running instance's MCP routes on the control API: streamable HTTP at
@@ -952,4 +953,13 @@ func maskPaused(r *redact.Redactor, p *breakpoint.Paused) {
 		mh["Content-Encoding"] = p.Header["Content-Encoding"]
 	}
 	p.Header, p.Body = mh, body
+}
+
+// nonNilHeader is h, or an empty header for a session that has none (one made by send, or
+// imported): the output schema wants an object, never null.
+func nonNilHeader(h http.Header) http.Header {
+	if h == nil {
+		return http.Header{}
+	}
+	return h
 }

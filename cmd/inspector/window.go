@@ -158,7 +158,9 @@ func (o *osAdapter) CAStatus() (bool, string, error) {
 	if err != nil {
 		return false, "", err
 	}
-	return st.Trusted(), st.String(), nil
+	// The expiry comes first: the status bar's CA dialog shows the detail, and a root
+	// near its end says so there with what to run.
+	return st.Trusted(), rootca.ExpiryOf(o.inst.ca.Cert(), time.Now()).String() + "\n" + st.String(), nil
 }
 
 func (o *osAdapter) InstallCA() error {

@@ -101,7 +101,27 @@ type Conn struct {
 	// only; zero and empty when unknown: not local, not visible, or the lookup is off).
 	PID     int    `json:"pid,omitempty"`
 	Process string `json:"process,omitempty"`
+	// Fingerprint is how the client side of this leg introduced itself (the user's client
+	// on the client leg, Inspector on the upstream leg); nil when nothing was recorded.
+	// Sessions on one connection share it (immutable).
+	Fingerprint *Fingerprint `json:"fingerprint,omitempty"`
 }
+
+// Fingerprint is what a connection's client sent before its first request: JA3 and JA4
+// of its TLS ClientHello, the Akamai fingerprint of its HTTP/2 opening.
+type Fingerprint struct {
+	JA3    string `json:"ja3,omitempty"`     // MD5 (hex) of JA3Raw
+	JA3Raw string `json:"ja3_raw,omitempty"` // version,ciphers,extensions,groups,point formats
+	JA4    string `json:"ja4,omitempty"`
+	H2     string `json:"h2,omitempty"` // SETTINGS|WINDOW_UPDATE|PRIORITY|pseudo-header order
+	// Mirror (upstream leg): "mirrored" when the ClientHello was built from the
+	// client's, otherwise why Go's own was sent (policy, an extension that cannot be
+	// reproduced, no ClientHello to mirror).
+	Mirror string `json:"mirror,omitempty"`
+}
+
+// Mirrored is Fingerprint.Mirror when the upstream ClientHello was built from the client's.
+const Mirrored = "mirrored"
 
 // TLSInfo is what was negotiated on one leg.
 type TLSInfo struct {
@@ -278,7 +298,17 @@ func (s *Session) Clone() *Session {
 	}
 	c.Client.TLS = s.Client.TLS.clone()
 	c.Upstream.TLS = s.Upstream.TLS.clone()
+	c.Client.Fingerprint = s.Client.Fingerprint.clone()
+	c.Upstream.Fingerprint = s.Upstream.Fingerprint.clone()
 	c.Messages = append([]Message(nil), s.Messages...)
+	return &c
+}
+
+func (f *Fingerprint) clone() *Fingerprint {
+	if f == nil {
+		return nil
+	}
+	c := *f
 	return &c
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"net/netip"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -18,7 +19,7 @@ import (
 // for a while, so that Resolve (the check of a TLS server name against the original
 // destination) agrees with what the client was told.
 type DNSForwarder struct {
-	pc       net.PacketConn
+	pcs      []net.PacketConn
 	upstream string
 	logf     func(string, ...any)
 
@@ -32,23 +33,27 @@ type DNSForwarder struct {
 // dnsMaxNames bounds the answers kept (the oldest names are dropped beyond it).
 const dnsMaxNames = 8192
 
-// NewDNSForwarder serves queries read on pc by upstream (host:port, UDP). It starts
-// serving at once; Close stops it.
-func NewDNSForwarder(pc net.PacketConn, upstream string, logf func(string, ...any)) *DNSForwarder {
+// NewDNSForwarder serves the queries read on pcs by upstream (host:port, UDP). It starts
+// serving at once; Close stops it. For queries redirected by nftables, bind each
+// PacketConn to the address the redirect goes to (127.0.0.1, ::1), not to a wildcard:
+// the answer must leave from that address for the kernel to undo the redirect.
+func NewDNSForwarder(upstream string, logf func(string, ...any), pcs ...net.PacketConn) *DNSForwarder {
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
-	f := &DNSForwarder{pc: pc, upstream: upstream, logf: logf, answers: map[string]map[netip.Addr]time.Time{}, sem: make(chan struct{}, 256)}
-	f.wg.Add(1)
-	go f.serve()
+	f := &DNSForwarder{pcs: pcs, upstream: upstream, logf: logf, answers: map[string]map[netip.Addr]time.Time{}, sem: make(chan struct{}, 256)}
+	for _, pc := range pcs {
+		f.wg.Add(1)
+		go f.serve(pc)
+	}
 	return f
 }
 
-func (f *DNSForwarder) serve() {
+func (f *DNSForwarder) serve(pc net.PacketConn) {
 	defer f.wg.Done()
 	buf := make([]byte, 65535)
 	for {
-		n, from, err := f.pc.ReadFrom(buf)
+		n, from, err := pc.ReadFrom(buf)
 		if err != nil {
 			if errors.Is(err, net.ErrClosed) {
 				return
@@ -74,12 +79,12 @@ func (f *DNSForwarder) serve() {
 		go func() {
 			defer f.wg.Done()
 			defer func() { <-f.sem }()
-			f.forward(q, from)
+			f.forward(pc, q, from)
 		}()
 	}
 }
 
-func (f *DNSForwarder) forward(q []byte, from net.Addr) {
+func (f *DNSForwarder) forward(pc net.PacketConn, q []byte, from net.Addr) {
 	c, err := net.DialTimeout("udp", f.upstream, 5*time.Second)
 	if err != nil {
 		f.logf("dns: %v", err)
@@ -96,7 +101,7 @@ func (f *DNSForwarder) forward(q []byte, from net.Addr) {
 		return
 	}
 	f.remember(buf[:n])
-	_, _ = f.pc.WriteTo(buf[:n], from)
+	_, _ = pc.WriteTo(buf[:n], from)
 }
 
 // remember keeps the A and AAAA answers of a response.
@@ -198,9 +203,12 @@ func (f *DNSForwarder) Resolve(ctx context.Context, name string) ([]netip.Addr, 
 
 // Close stops the forwarder and waits for the queries in flight.
 func (f *DNSForwarder) Close() error {
-	err := f.pc.Close()
+	var errs []error
+	for _, pc := range f.pcs {
+		errs = append(errs, pc.Close())
+	}
 	f.wg.Wait()
-	return err
+	return errors.Join(errs...)
 }
 
 // SystemResolver is the first nameserver of /etc/resolv.conf as host:53, or "" when
@@ -215,4 +223,20 @@ func SystemResolver(resolvConf []byte) string {
 		}
 	}
 	return ""
+}
+
+// ListenDNS binds UDP sockets for a DNS forwarder on 127.0.0.1 and, where IPv6 is on,
+// ::1, with one port for both (a redirect names one port). Call it in the namespace
+// whose DNS is redirected.
+func ListenDNS() ([]net.PacketConn, uint16, error) {
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		return nil, 0, err
+	}
+	port := pc.LocalAddr().(*net.UDPAddr).Port
+	pcs := []net.PacketConn{pc}
+	if pc6, err := net.ListenPacket("udp", net.JoinHostPort("::1", strconv.Itoa(port))); err == nil {
+		pcs = append(pcs, pc6)
+	}
+	return pcs, uint16(port), nil
 }

@@ -69,7 +69,7 @@ func TestDNSForwarder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := transparent.NewDNSForwarder(pc, upstream, t.Logf)
+	f := transparent.NewDNSForwarder(upstream, t.Logf, pc)
 	defer f.Close()
 	c, err := net.Dial("udp", pc.LocalAddr().String())
 	if err != nil {

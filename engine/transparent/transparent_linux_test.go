@@ -313,3 +313,67 @@ func TestNotRedirectedClosed(t *testing.T) {
 		t.Fatalf("logs %q", logs)
 	}
 }
+
+// The original destination of a redirected connection to another host (IPv4 and IPv6) is
+// the one the client dialed.
+func TestOriginalDstOfOtherHosts(t *testing.T) {
+	t.Parallel()
+	ns := newNetns(t)
+	var ln net.Listener
+	if err := ns.Do(func() (err error) { ln, err = net.Listen("tcp", ":0"); return err }); err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	if err := ns.Apply(linux.Redirect{TCPPort: uint16(ln.Addr().(*net.TCPAddr).Port)}); err != nil {
+		t.Fatal(err)
+	}
+	for _, target := range []string{"192.0.2.10:443", "[2001:db8::10]:8443"} {
+		var c net.Conn
+		if err := ns.Do(func() (err error) { c, err = net.DialTimeout("tcp", target, 20*time.Second); return err }); err != nil {
+			t.Fatalf("%s: %v", target, err)
+		}
+		sc, err := ln.Accept()
+		if err != nil {
+			t.Fatal(err)
+		}
+		dst, err := transparent.OriginalDst(sc)
+		if err != nil || dst.String() != target {
+			t.Fatalf("original destination %v (%v), want %s", dst, err, target)
+		}
+		sc.Close()
+		c.Close()
+	}
+}
+
+// DNS to any resolver address in the namespace is redirected to the forwarder, whose
+// answer the client takes as the resolver's.
+func TestNamespaceDNSRedirected(t *testing.T) {
+	t.Parallel()
+	ns := newNetns(t)
+	upstream := startResolver(t, [4]byte{192, 0, 2, 7})
+	pcs, port := listenDNS(t, ns)
+	if err := ns.Apply(linux.Redirect{DNSPort: port}); err != nil {
+		t.Fatal(err)
+	}
+	f := transparent.NewDNSForwarder(upstream, t.Logf, pcs...)
+	defer f.Close()
+	for _, resolver := range []string{"10.255.255.53:53", "127.0.0.53:53", "[2001:db8::53]:53"} {
+		var c net.Conn
+		if err := ns.Do(func() (err error) { c, err = net.Dial("udp", resolver); return err }); err != nil {
+			t.Fatal(err)
+		}
+		if b := query(t, c, "x.test.", 9); len(b) == 0 {
+			t.Fatalf("%s: no answer", resolver)
+		}
+		c.Close()
+	}
+}
+
+// listenDNS binds the forwarder's sockets in ns.
+func listenDNS(t *testing.T, ns *linux.Netns) (pcs []net.PacketConn, port uint16) {
+	t.Helper()
+	if err := ns.Do(func() (err error) { pcs, port, err = transparent.ListenDNS(); return err }); err != nil {
+		t.Fatal(err)
+	}
+	return pcs, port
+}

@@ -73,8 +73,15 @@ func NewNetns() (*Netns, error) {
 	return n, nil
 }
 
-// setupLoopback brings lo up and routes every address to it, on the calling thread's
-// namespace.
+// The namespace's own addresses, on its loopback: connections to other hosts leave from
+// them (a source on 127.0.0.0/8 could not go to another address at all).
+var (
+	NetnsAddr4 = net.IPv4(10, 233, 233, 1)
+	NetnsAddr6 = net.ParseIP("fd69:6e73:7065:6374::1")
+)
+
+// setupLoopback brings lo up with the namespace's addresses and routes every address to
+// it, on the calling thread's namespace.
 func setupLoopback() error {
 	lo, err := netlink.LinkByName("lo")
 	if err != nil {
@@ -83,14 +90,26 @@ func setupLoopback() error {
 	if err := netlink.LinkSetUp(lo); err != nil {
 		return fmt.Errorf("network namespace: bringing lo up: %w", err)
 	}
-	for _, dst := range []string{"0.0.0.0/0", "::/0"} {
-		_, ipnet, _ := net.ParseCIDR(dst)
-		r := &netlink.Route{LinkIndex: lo.Attrs().Index, Dst: ipnet, Scope: netlink.SCOPE_LINK}
-		if err := netlink.RouteAdd(r); err != nil && !(dst == "::/0" && errors.Is(err, unix.EACCES)) {
-			if dst == "::/0" && (errors.Is(err, unix.EAFNOSUPPORT) || errors.Is(err, unix.EOPNOTSUPP)) {
+	for _, a := range []struct {
+		ip   net.IP
+		bits int
+		dst  string
+	}{{NetnsAddr4, 32, "0.0.0.0/0"}, {NetnsAddr6, 128, "::/0"}} {
+		v6 := a.ip.To4() == nil
+		addr := &netlink.Addr{IPNet: &net.IPNet{IP: a.ip, Mask: net.CIDRMask(a.bits, a.bits)}}
+		if v6 {
+			addr.Flags = unix.IFA_F_NODAD
+		}
+		if err := netlink.AddrAdd(lo, addr); err != nil {
+			if v6 && (errors.Is(err, unix.EAFNOSUPPORT) || errors.Is(err, unix.EACCES) || errors.Is(err, unix.EOPNOTSUPP)) {
 				continue // IPv6 off in this kernel
 			}
-			return fmt.Errorf("network namespace: default route %s via lo: %w", dst, err)
+			return fmt.Errorf("network namespace: address %s on lo: %w", a.ip, err)
+		}
+		_, ipnet, _ := net.ParseCIDR(a.dst)
+		r := &netlink.Route{LinkIndex: lo.Attrs().Index, Dst: ipnet, Src: a.ip, Scope: netlink.SCOPE_UNIVERSE}
+		if err := netlink.RouteAdd(r); err != nil {
+			return fmt.Errorf("network namespace: default route %s via lo: %w", a.dst, err)
 		}
 	}
 	return nil

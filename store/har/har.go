@@ -76,6 +76,23 @@ type entry struct {
 	Truncated       *truncated  `json:"_truncated,omitempty"`
 	Mark            string      `json:"_mark,omitempty"`
 	WSMessages      []wsMessage `json:"_webSocketMessages,omitempty"`
+	fingerprints
+}
+
+// fingerprints are the legs' fingerprints (session.Fingerprint): JA4, JA3 (MD5) and the
+// Akamai HTTP/2 fingerprint of the client leg as _ja4, _ja3, _h2fp, of the upstream leg
+// as _upstreamJa4, _upstreamJa3, _upstreamH2fp, and how the upstream ClientHello was made
+// as _fingerprintMirror.
+type fingerprints struct {
+	JA4      string `json:"_ja4,omitempty"`
+	JA3      string `json:"_ja3,omitempty"`
+	JA3Raw   string `json:"_ja3Raw,omitempty"`
+	H2FP     string `json:"_h2fp,omitempty"`
+	UpJA4    string `json:"_upstreamJa4,omitempty"`
+	UpJA3    string `json:"_upstreamJa3,omitempty"`
+	UpJA3Raw string `json:"_upstreamJa3Raw,omitempty"`
+	UpH2FP   string `json:"_upstreamH2fp,omitempty"`
+	Mirror   string `json:"_fingerprintMirror,omitempty"`
 }
 
 type nameValue struct {

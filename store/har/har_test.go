@@ -40,8 +40,11 @@ func fixtures() []*session.Session {
 	s1 := &session.Session{
 		ID: 1, Started: t0,
 		Client: session.Conn{Addr: "127.0.0.1:50000", Proto: session.HTTP2, ConnID: 11,
-			TLS: &session.TLSInfo{Version: "TLS 1.3", CipherSuite: "TLS_AES_128_GCM_SHA256", ServerName: "www.example.com", ALPN: "h2"}},
+			TLS: &session.TLSInfo{Version: "TLS 1.3", CipherSuite: "TLS_AES_128_GCM_SHA256", ServerName: "www.example.com", ALPN: "h2"},
+			Fingerprint: &session.Fingerprint{JA4: "t13d1516h2_8daaf6152771_02713d6af862", JA3: "0123456789abcdef0123456789abcdef",
+				JA3Raw: "771,4865-4866,0-23,29-23,0", H2: "1:65536;2:0;4:6291456;6:262144|15663105|0|m,a,s,p"}},
 		Upstream: session.Conn{Addr: "93.184.216.34:443", Proto: session.HTTP1, ConnID: 12,
+			Fingerprint: &session.Fingerprint{JA4: "t13d1516h2_8daaf6152771_02713d6af862", Mirror: session.Mirrored},
 			TLS: &session.TLSInfo{Version: "TLS 1.2", CipherSuite: "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256", ServerName: "www.example.com",
 				ALPN: "http/1.1", Resumed: true, Certificates: [][]byte{{0x30, 0x82, 0x01, 0x0a}, {0x30, 0x03}}}},
 		Request: session.Request{Method: "GET", URL: "https://www.example.com/index.html?q=a%20b&x=1&flag", Proto: session.HTTP2,
@@ -410,6 +413,7 @@ func TestRoundTrip(t *testing.T) {
 		check("Upstream.Proto", b.Upstream.Proto, o.Upstream.Proto)
 		check("Upstream.ConnID", b.Upstream.ConnID, o.Upstream.ConnID)
 		check("Upstream.TLS", b.Upstream.TLS, o.Upstream.TLS)
+		check("Upstream.Fingerprint", b.Upstream.Fingerprint, o.Upstream.Fingerprint)
 		check("Error", b.Error, o.Error)
 		check("Mark", b.Mark, o.Mark)
 		check("Comment", b.Comment, o.Comment)

@@ -451,6 +451,7 @@ type rEntry struct {
 	Truncated       *truncated      `json:"_truncated"`
 	Mark            string          `json:"_mark"`
 	WSMessages      []wsMessage     `json:"_webSocketMessages"`
+	fingerprints
 }
 
 type rNameValue struct {
@@ -812,6 +813,13 @@ func (re *rEntry) session(lim Limits, ours bool) (*session.Session, *Error) {
 	}
 	if re.TLS != nil {
 		s.Client.TLS, s.Upstream.TLS = tlsIn(re.TLS.Client), tlsIn(re.TLS.Upstream)
+	}
+	f := &re.fingerprints
+	if f.JA4 != "" || f.JA3 != "" || f.JA3Raw != "" || f.H2FP != "" {
+		s.Client.Fingerprint = &session.Fingerprint{JA4: f.JA4, JA3: f.JA3, JA3Raw: f.JA3Raw, H2: f.H2FP}
+	}
+	if f.UpJA4 != "" || f.UpJA3 != "" || f.UpJA3Raw != "" || f.UpH2FP != "" || f.Mirror != "" {
+		s.Upstream.Fingerprint = &session.Fingerprint{JA4: f.UpJA4, JA3: f.UpJA3, JA3Raw: f.UpJA3Raw, H2: f.UpH2FP, Mirror: f.Mirror}
 	}
 	s.ReplayOf = session.ID(re.ReplayOf)
 	s.Mark, s.Comment = re.Mark, re.Comment

@@ -332,6 +332,12 @@ func buildEntry(s *session.Session) *entry {
 	if s.Client.TLS != nil || s.Upstream.TLS != nil {
 		e.TLS = &harTLSPair{Client: tlsOut(s.Client.TLS), Upstream: tlsOut(s.Upstream.TLS)}
 	}
+	if f := s.Client.Fingerprint; f != nil {
+		e.JA4, e.JA3, e.JA3Raw, e.H2FP = f.JA4, f.JA3, f.JA3Raw, f.H2
+	}
+	if f := s.Upstream.Fingerprint; f != nil {
+		e.UpJA4, e.UpJA3, e.UpJA3Raw, e.UpH2FP, e.Mirror = f.JA4, f.JA3, f.JA3Raw, f.H2, f.Mirror
+	}
 	if s.Request.Body.Truncated || s.Response != nil && s.Response.Body.Truncated {
 		e.Truncated = &truncated{Request: s.Request.Body.Truncated, Response: s.Response != nil && s.Response.Body.Truncated}
 	}
