@@ -25,7 +25,7 @@ func writeSAZ(t *testing.T, files map[string]string) string {
 
 // TestImportArchive: `inspector import` detects the format, adds every session or none.
 func TestImportArchive(t *testing.T) {
-	t.Parallel()
+	// Not parallel: runCLI swaps the process's stdout and stderr.
 	dir := t.TempDir()
 	good := writeSAZ(t, map[string]string{
 		"raw/1_c.txt": "GET http://a.example/one HTTP/1.1\r\nHost: a.example\r\n\r\n", "raw/1_s.txt": "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok",

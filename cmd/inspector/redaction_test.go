@@ -49,7 +49,7 @@ func secretStore(t *testing.T) string {
 // TestHARExportForSharing is the figure of the note: a HAR exported for sharing holds
 // none of the originals, and one secret has one placeholder all through the file.
 func TestHARExportForSharing(t *testing.T) {
-	t.Parallel()
+	// Not parallel: runCLI swaps the process's stdout and stderr.
 	dir := secretStore(t)
 	// A user rule saved in the data directory.
 	rs, err := openRedaction(dir)

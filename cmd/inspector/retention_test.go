@@ -10,7 +10,7 @@ import (
 // TestImportPastRetentionSaysSo (issue 26 item 7): an import past the user's limit says
 // how many old sessions went, and a session marked Keep is never among them.
 func TestImportPastRetentionSaysSo(t *testing.T) {
-	t.Parallel()
+	// Not parallel: runCLI swaps the process's stdout and stderr.
 	src := fillStore(t, 200, 201, 202)
 	harFile := filepath.Join(t.TempDir(), "three.har")
 	if code, _, errOut := runCLI(t, "har", "export", "--data-dir="+src, "-o", harFile); code != 0 {
