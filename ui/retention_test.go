@@ -125,3 +125,28 @@ func TestCopyAsMasked(t *testing.T) {
 		t.Fatalf("plain copy: %v", err)
 	}
 }
+
+// TestSaveCaptureAs: File ▸ Save capture as… writes a standalone store that opens with
+// the same sessions.
+func TestSaveCaptureAs(t *testing.T) {
+	st := openStore(t, sampleSessions()...)
+	u, w := newTestUI(t, Deps{Store: st})
+	if it := menuItem(t, editMenu(t, w, "File"), "Save capture as"); it.Disabled {
+		t.Fatal("Save capture as is disabled with a store")
+	}
+	path := filepath.Join(t.TempDir(), "capture.db")
+	if err := u.SaveCapture(st, path); err != nil {
+		t.Fatal(err)
+	}
+	c, err := store.Open(path, store.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if got := c.Stats().Sessions; got != 4 {
+		t.Fatalf("the saved capture holds %d sessions, want 4", got)
+	}
+	if err := u.SaveCapture(st, filepath.Join(t.TempDir(), "no-dir", "x.db")); err == nil {
+		t.Error("saving into a missing folder succeeded")
+	}
+}

@@ -131,3 +131,46 @@ func (u *UI) shareDialog() {
 		u.exportScopeTo(path, current(), u.ExportSharedIDs, "Exported %d sessions with secrets masked to %s (the store keeps the originals).")
 	})
 }
+
+// CaptureSaver is a store that writes a standalone copy of itself (*store.Store's
+// Compact): File ▸ Save capture as… makes an archive File ▸ Open store… reopens.
+type CaptureSaver interface {
+	Compact(dst string) error
+}
+
+// saveCaptureDialog is File ▸ Save capture as….
+func (u *UI) saveCaptureDialog() {
+	cs, ok := u.deps.Store.(CaptureSaver)
+	if !ok {
+		dialog.ShowInformation("Save capture as", "This window has no store to save; use Export HAR….", u.win)
+		return
+	}
+	home, _ := os.UserHomeDir()
+	u.pathDialogWith("Save capture as", "Save", filepath.Join(home, "inspector-capture.db"), true, nil, func(path string) {
+		go func() {
+			err := u.SaveCapture(cs, path)
+			fyne.Do(func() {
+				if err != nil {
+					dialog.ShowError(err, u.win)
+					return
+				}
+				u.notify("Capture saved to " + path + " (File ▸ Open store… reopens it)")
+			})
+		}()
+	})
+}
+
+// SaveCapture writes the store's sessions to path as a standalone store file. An existing
+// file is replaced only once the copy is complete.
+func (u *UI) SaveCapture(cs CaptureSaver, path string) error {
+	tmp := path + ".saving"
+	os.Remove(tmp)
+	if err := cs.Compact(tmp); err != nil {
+		return fmt.Errorf("saving the capture: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("saving the capture: %w", err)
+	}
+	return nil
+}
