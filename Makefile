@@ -22,6 +22,8 @@ APT_PKGS  += wget httpie python3-requests python3-httpx nodejs default-jdk-headl
 APT_PKGS  += dbus-daemon
 # TLS key log (--keylog): tshark decrypts a loopback capture with it (cmd/inspector).
 APT_PKGS  += tshark
+# The frozen-disk test (store): an ext4 image loop-mounted and frozen with fsfreeze.
+APT_PKGS  += e2fsprogs util-linux mount
 
 # npm packages the tests use (not part of the product).
 NPM_TOOLS := .cache/npm-tools

@@ -316,7 +316,7 @@ func (x *exchange) complete(aborted, leftEarly, delivered bool) {
 	}
 	if x.ws != nil {
 		s.Flags |= session.FlagWebSocket
-		s.Messages, s.Response.Body.Size = x.ws.result()
+		s.Messages, s.MessagesSeen, s.Response.Body.Size = x.ws.result()
 	}
 	if aborted && s.Error == nil {
 		x.fail(session.PhaseBody, session.SideClient, nil, "the client went away before the response was complete")

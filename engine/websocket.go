@@ -23,6 +23,7 @@ type wsTap struct {
 	fromSrv  wsParser
 	fromCli  wsParser
 	messages []session.Message
+	seen     int64 // messages seen, kept or not
 	bytes    int64
 	// notify, when set, is told of each message (Engine.ObserveMessages), also of those past
 	// maxWSMessages that are no longer kept.
@@ -53,6 +54,7 @@ func (t *wsTap) addLocked(m session.Message) {
 	if t.notify != nil {
 		t.notify(m)
 	}
+	t.seen++
 	if len(t.messages) >= maxWSMessages {
 		return
 	}
@@ -100,11 +102,16 @@ func (t *wsTap) Close() error {
 	return t.rwc.Close()
 }
 
-// result returns the recorded messages and the origin→client byte count.
-func (t *wsTap) result() ([]session.Message, int64) {
+// result returns the recorded messages, how many messages were seen when that is more
+// (session.Session.MessagesSeen), and the origin→client byte count.
+func (t *wsTap) result() ([]session.Message, int64, int64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return append([]session.Message(nil), t.messages...), t.bytes
+	seen := t.seen
+	if seen <= int64(len(t.messages)) {
+		seen = 0
+	}
+	return append([]session.Message(nil), t.messages...), seen, t.bytes
 }
 
 // wsParser is an incremental RFC 6455 frame parser. It never fails the relay: on a frame

@@ -31,7 +31,9 @@ import (
 //     empty today), follow the comment; the bit is set only when one is known, so
 //     records without process attribution are byte-identical to before. With
 //     placeFingerprint, each leg's fingerprint follows (client, then upstream): a
-//     presence byte, then JA3, JA3Raw, JA4, H2 and Mirror as strings.
+//     presence byte, then JA3, JA3Raw, JA4, H2 and Mirror as strings. With placeExtras
+//     (set only when one of them is not zero), uvarint(MessagesSeen) ‖ the request body's
+//     NotCaptured ‖ the response body's follow.
 //   - metaFormatBinary (first byte 0x02): schema 1 files. The fields in a fixed order:
 //     strings and byte slices as uvarint length ‖ bytes, integers as (u)varints, booleans
 //     as one byte, times as uvarint(nanosecond+1) ‖ varint(Unix seconds) or a single 0 for
@@ -59,7 +61,8 @@ const (
 	placeCertRefs       = 1 << 4 // TLS certificates are references into the certs bucket
 	placeProcess        = 1 << 5 // the client's PID and process name follow the comment
 	placeFingerprint    = 1 << 6 // the legs' fingerprints follow (after the process part)
-	placeKnown          = placeRequestInline | placeResponseInline | placeMessages | placeBodies | placeCertRefs | placeProcess | placeFingerprint
+	placeExtras         = 1 << 7 // MessagesSeen and the bodies' NotCaptured follow (after the fingerprints)
+	placeKnown          = placeRequestInline | placeResponseInline | placeMessages | placeBodies | placeCertRefs | placeProcess | placeFingerprint | placeExtras
 
 	// placeLegacy is the mask of a record in an older format: any body bytes in the
 	// bodies bucket, messages possibly in the messages bucket.
@@ -131,6 +134,9 @@ func sessionPlace(ss *session.Session) byte {
 	if ss.Client.Fingerprint != nil || ss.Upstream.Fingerprint != nil {
 		place |= placeFingerprint
 	}
+	if hasExtras(ss) {
+		place |= placeExtras
+	}
 	return place
 }
 
@@ -182,6 +188,15 @@ func appendSessionRecord(dst []byte, ss *session.Session, refs *certTable) []byt
 				dst = appendStr(dst, v)
 			}
 		}
+	}
+	if place&placeExtras != 0 {
+		dst = binary.AppendUvarint(dst, uint64(ss.MessagesSeen))
+		dst = appendStr(dst, ss.Request.Body.NotCaptured)
+		var why string
+		if ss.Response != nil {
+			why = ss.Response.Body.NotCaptured
+		}
+		dst = appendStr(dst, why)
 	}
 	if place&placeRequestInline != 0 {
 		dst = appendBytes(dst, ss.Request.Body.Data)
@@ -244,6 +259,11 @@ func appendSessionFields(dst []byte, ss *session.Session, refs *certTable) []byt
 }
 
 func hasProcess(c *session.Conn) bool { return c.PID != 0 || c.Process != "" }
+
+// hasExtras reports whether ss has a field of placeExtras set.
+func hasExtras(ss *session.Session) bool {
+	return ss.MessagesSeen != 0 || ss.Request.Body.NotCaptured != "" || (ss.Response != nil && ss.Response.Body.NotCaptured != "")
+}
 
 func appendBytes(dst []byte, b []byte) []byte {
 	dst = binary.AppendUvarint(dst, uint64(len(b)))
@@ -516,6 +536,16 @@ func decodeSessionRecord(v []byte, cert func(ref []byte) []byte) (*session.Sessi
 			if r.bool() {
 				c.Fingerprint = &session.Fingerprint{JA3: r.str(), JA3Raw: r.str(), JA4: r.str(), H2: r.str(), Mirror: r.str()}
 			}
+		}
+	}
+	if place&placeExtras != 0 {
+		ss.MessagesSeen = int64(r.uvarint())
+		ss.Request.Body.NotCaptured = r.str()
+		if why := r.str(); why != "" {
+			if ss.Response == nil {
+				return nil, 0, errBadMeta
+			}
+			ss.Response.Body.NotCaptured = why
 		}
 	}
 	if place&placeRequestInline != 0 {

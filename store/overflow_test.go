@@ -34,9 +34,11 @@ func TestOverflowParksBodies(t *testing.T) {
 	if len(over[0].Response.Body.Data) != 3000 || len(over[0].Request.Body.Data) != 1000 {
 		t.Fatal("Put changed the caller's session")
 	}
-	if fi, err := os.Stat(s.ovf.path); err != nil || fi.Size() != 1000+3000+2500 {
-		t.Fatalf("overflow file: %v, %v", fi, err)
-	}
+	// The file's writer goroutine writes them (Put does not wait for the disk).
+	waitFor(t, "the overflow file to hold the parked bodies", func() bool {
+		fi, err := os.Stat(s.ovf.path)
+		return err == nil && fi.Size() == 1000+3000+2500
+	})
 	if got := s.takeOne(t); got != first {
 		t.Fatal("queue order")
 	}
@@ -51,9 +53,10 @@ func TestOverflowParksBodies(t *testing.T) {
 	if s.bodiesDropped.Load() != 0 || s.ovf.overflowed() != 2 || s.queuedBytes.Load() != 0 {
 		t.Errorf("bodies dropped %d, overflowed %d, queued bytes %d", s.bodiesDropped.Load(), s.ovf.overflowed(), s.queuedBytes.Load())
 	}
-	if fi, err := os.Stat(s.ovf.path); err != nil || fi.Size() != 0 {
-		t.Errorf("overflow file not emptied once drained: %v, %v", fi, err)
-	}
+	waitFor(t, "the overflow file to be emptied once drained", func() bool {
+		fi, err := os.Stat(s.ovf.path)
+		return err == nil && fi.Size() == 0
+	})
 	s.ovf.close()
 	if _, err := os.Stat(s.ovf.path); !os.IsNotExist(err) {
 		t.Errorf("overflow file left after close: %v", err)
@@ -188,5 +191,17 @@ func TestOverflowStaleFileRemovedAtOpen(t *testing.T) {
 	openTest(t, path, Options{})
 	if _, err := os.Stat(OverflowPath(path)); !os.IsNotExist(err) {
 		t.Errorf("stale overflow file kept: %v", err)
+	}
+}
+
+// waitFor polls cond until it holds, for at most 30 s.
+func waitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("waited 30 s for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }

@@ -111,3 +111,36 @@ func TestProcessCodecOldRecords(t *testing.T) {
 		t.Fatal("truncated summary tail decoded")
 	}
 }
+
+// WebSocket messages seen beyond those kept (issue 26) are stored with the session.
+func TestMessagesSeenStored(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "sessions.db")
+	s, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := testSession(s.NextID(), 101, 0, 0)
+	a.Flags |= session.FlagWebSocket
+	a.Messages = []session.Message{{Time: a.Started, FromClient: true, Opcode: 1, Data: []byte("hi"), Size: 2}}
+	a.MessagesSeen = 12345
+	b := testSession(s.NextID(), 200, 0, 0)
+	putAll(t, s, a, b)
+	if rec := appendSessionMeta(nil, b); recordPlace(rec)&placeExtras != 0 {
+		t.Fatal("placeMessagesSeen set on a session that kept every message")
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = openTest(t, path, Options{ReadOnly: true})
+	got, err := s.Get(a.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if seen, kept := got.MessageCounts(); seen != 12345 || kept != 1 {
+		t.Fatalf("seen %d kept %d, want 12345 and 1", seen, kept)
+	}
+	if got, err := s.Get(b.ID); err != nil || got.MessagesSeen != 0 {
+		t.Fatalf("session without lost messages: seen %d, %v", got.MessagesSeen, err)
+	}
+}

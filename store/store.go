@@ -191,6 +191,9 @@ type Store struct {
 	missing    uint64
 	movedAside string
 	lastErr    atomic.Pointer[string]
+	// remove takes spill files for removeLater's goroutine, started on first use.
+	remove      chan string
+	removerOnce sync.Once
 
 	health   health
 	importMu sync.Mutex // one ImportStream at a time
@@ -561,6 +564,9 @@ func (s *Store) Close() error {
 	}
 	s.closed = true
 	s.mu.Unlock()
+	if s.remove != nil {
+		close(s.remove) // no Put sends any more
+	}
 	close(s.ixStop)
 	<-s.ixDone
 	ch := make(chan error, 1)
@@ -587,14 +593,21 @@ func (s *Store) reserveBytes(n int64) bool {
 	return false
 }
 
+// ReasonStoreBehind is session.Body.NotCaptured of a body the store left out because it
+// fell behind: its queue and its overflow file were full, or the disk did not keep up.
+const ReasonStoreBehind = "the store fell behind"
+
 // withoutBodies returns a copy of ss whose captured bodies are left out (marked
-// truncated; spilled parts deleted), for when the queue holds too many body bytes.
-func withoutBodies(ss *session.Session) *session.Session {
-	removeSpills([]*session.Session{ss})
+// truncated, NotCaptured why), for when the queue holds too many body bytes or a commit
+// with them failed. The caller removes the spill files of ss.
+func withoutBodies(ss *session.Session, why string) *session.Session {
 	cp := *ss
 	drop := func(b session.Body, flag session.Flags) session.Body {
 		if len(b.Data) > 0 || b.Spilled != "" {
 			b.Data, b.Spilled, b.Truncated = nil, "", true
+			if b.NotCaptured == "" {
+				b.NotCaptured = why
+			}
 			cp.Flags |= flag
 		}
 		return b
@@ -702,7 +715,8 @@ func (s *Store) Put(ss *session.Session) bool {
 		if cp, p, ok := s.ovf.park(ss); ok {
 			ss, n, pk = cp, 0, p
 		} else {
-			ss, n = withoutBodies(ss), 0
+			s.removeLater(ss)
+			ss, n = withoutBodies(ss, ReasonStoreBehind), 0
 			s.bodiesDropped.Add(1)
 		}
 	}
@@ -718,10 +732,41 @@ func (s *Store) Put(ss *session.Session) bool {
 			s.ovf.release()
 		}
 		s.dropped.Add(1)
-		removeSpills([]*session.Session{ss})
+		s.removeLater(ss)
 		s.healthFailed(errQueueFull, 1, 0)
 		return false
 	}
+}
+
+// removeLater deletes the engine's spill files of a session Put does not store (or
+// stores without its bodies) on a goroutine of its own: Put never waits on the disk. When
+// too many wait (the disk is stalled), the files stay until the next start clears the
+// spill folder.
+func (s *Store) removeLater(ss *session.Session) {
+	for _, b := range [...]*session.Body{&ss.Request.Body, responseBody(ss)} {
+		if b == nil || b.Spilled == "" || b.Spilled == SpilledInStore {
+			continue
+		}
+		s.removerOnce.Do(func() {
+			s.remove = make(chan string, 4096)
+			go func() {
+				for p := range s.remove {
+					os.Remove(p)
+				}
+			}()
+		})
+		select {
+		case s.remove <- b.Spilled:
+		default:
+		}
+	}
+}
+
+func responseBody(ss *session.Session) *session.Body {
+	if ss.Response == nil {
+		return nil
+	}
+	return &ss.Response.Body
 }
 
 // Flush waits until every session queued before the call is committed, and returns the

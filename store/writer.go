@@ -313,7 +313,7 @@ func (s *Store) commitSplit(batch []*session.Session, frames [][]session.Frame) 
 			if frames != nil {
 				f = frames[:1]
 			}
-			if s.commit([]*session.Session{withoutBodies(batch[0])}, f, false) == nil {
+			if s.commit([]*session.Session{withoutBodies(batch[0], "the store could not write it")}, f, false) == nil {
 				return 0, 1
 			}
 		}

@@ -1,8 +1,10 @@
 package ui
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"image"
 	"image/color"
 	_ "image/gif"  // image previews
 	_ "image/jpeg" // image previews
@@ -18,6 +20,7 @@ import (
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
+	"inspector/engine/content"
 	"inspector/engine/session"
 	"inspector/ui/render"
 	"inspector/ui/viewmodel"
@@ -34,20 +37,22 @@ type bodyView struct {
 	// mode picks the view by name; never empty. A drop-down, not a row of radio buttons:
 	// a GraphQL or gRPC body has seven views, and their row was wider than the pane, so
 	// the window grew past the screen (1280 → 1599 px) and the toolbars overlapped.
-	mode   *widget.Select
-	raw    *widget.Check // show the bytes as they travelled (still encoded)
-	wrap   *widget.Check
-	save   *widget.Button
-	text   *textView
-	image  *canvas.Image
-	tree   *jsonTreeView
-	stack  *fyne.Container
-	box    fyne.CanvasObject
-	name   string // file name offered by Save
-	header http.Header
-	body   session.Body
-	msg    bodyViewOptions // the message the body belongs to
-	views  []BodyView
+	mode  *widget.Select
+	raw   *widget.Check // show the bytes as they travelled (still encoded)
+	wrap  *widget.Check
+	save  *widget.Button
+	text  *textView
+	image *canvas.Image
+	// imageSize draws the image at its own size, smaller only to fit the pane.
+	imageSize *naturalLayout
+	tree      *jsonTreeView
+	stack     *fyne.Container
+	box       fyne.CanvasObject
+	name      string // file name offered by Save
+	header    http.Header
+	body      session.Body
+	msg       bodyViewOptions // the message the body belongs to
+	views     []BodyView
 	// last is the view name the user chose last; kept when the next body has it.
 	last string
 
@@ -87,9 +92,10 @@ func newBodyView(u *UI, name string) *bodyView {
 	b.image.FillMode = canvas.ImageFillContain
 	b.image.SetMinSize(fyne.NewSize(64, 64))
 	b.image.Hide()
+	b.imageSize = &naturalLayout{}
 	b.tree = newJSONTreeView()
 	b.tree.box.Hide()
-	b.stack = container.NewStack(b.text.box, b.image, b.tree.box)
+	b.stack = container.NewStack(b.text.box, container.New(b.imageSize, b.image), b.tree.box)
 
 	b.findEntry = widget.NewEntry()
 	b.findEntry.SetPlaceHolder("find in body")
@@ -247,6 +253,10 @@ func (b *bodyView) showView() {
 	}
 	b.tree.box.Hide()
 	if v.Name == "Image" {
+		b.imageSize.natural = fyne.Size{}
+		if cfg, _, err := image.DecodeConfig(bytes.NewReader(v.Data)); err == nil {
+			b.imageSize.natural = fyne.NewSize(float32(cfg.Width), float32(cfg.Height))
+		}
 		b.image.Resource = fyne.NewStaticResource(b.name, v.Data)
 		b.image.Refresh()
 		b.image.Show()
@@ -708,6 +718,12 @@ func Summary(s *session.Session) string {
 	if up := viewmodel.ShortProto(sum.UpstreamProto); sum.UpstreamProto != "" {
 		legs = "client " + legs + " → upstream " + up
 	}
+	if f := appFailure(s); f != "" {
+		status += "  ✗ " + f
+		if st, ok := content.GRPCStatus(s.Response.Trailer, s.Response.Header); ok && st.Message != "" {
+			status += ": " + st.Message
+		}
+	}
 	t := fmt.Sprintf("#%d  %s %s  →  %s  ·  %s  ·  %s  ·  ↑%s ↓%s", s.ID, s.Request.Method, s.Request.URL, status, legs,
 		viewmodel.CellText(&sum, viewmodel.ColDuration), viewmodel.FormatBytes(sum.ReqBytes), viewmodel.FormatBytes(sum.RespBytes))
 	if s.Error != nil {
@@ -767,6 +783,9 @@ func (d *detailPane) renderExtras() {
 	d.frames.load(s.ID)
 	if s.Flags.Has(session.FlagWebSocket) {
 		var sb strings.Builder
+		if note := s.MessagesNote(); note != "" {
+			sb.WriteString(note + " (the rest were counted, not recorded).\n")
+		}
 		for _, m := range s.Messages {
 			dir := "←"
 			if m.FromClient {
@@ -855,6 +874,27 @@ func (d *detailPane) renderTiming(s *session.Session) {
 
 func fmtDur(d time.Duration) string {
 	return viewmodel.FormatMillis(float64(d.Microseconds()) / 1000)
+}
+
+// naturalLayout draws its one object (an image) at its natural size, centred, scaled
+// down (never up) to fit: a 16 px icon is not blown up to the pane's size. An unknown
+// natural size fills the space.
+type naturalLayout struct{ natural fyne.Size }
+
+func (l *naturalLayout) Layout(objs []fyne.CanvasObject, size fyne.Size) {
+	w, h := size.Width, size.Height
+	if n := l.natural; n.Width > 0 && n.Height > 0 {
+		scale := min(size.Width/n.Width, size.Height/n.Height, 1)
+		w, h = n.Width*scale, n.Height*scale
+	}
+	for _, o := range objs {
+		o.Resize(fyne.NewSize(w, h))
+		o.Move(fyne.NewPos((size.Width-w)/2, (size.Height-h)/2))
+	}
+}
+
+func (l *naturalLayout) MinSize(objs []fyne.CanvasObject) fyne.Size {
+	return fyne.NewSize(64, 64)
 }
 
 // spanLayout places its single object from fraction `from` to `to` of the width.

@@ -36,7 +36,33 @@ func expandPath(p string) string {
 // nativePath), else typed (or pasted) into an entry or picked with Fyne's file dialog
 // through "Browse…".
 func (u *UI) pathDialog(title, confirm, initial string, save bool, done func(path string)) {
-	u.pathDialogWith(title, confirm, initial, save, nil, done)
+	u.pathDialogWith(title, confirm, u.inLastFolder(initial), save, nil, func(p string) {
+		u.prefs.SetString(prefLastFolder, filepath.Dir(p))
+		done(p)
+	})
+}
+
+// prefLastFolder is the folder of the last file chosen in a path dialog.
+const prefLastFolder = "files.folder"
+
+// inLastFolder moves a path the caller proposes in the home folder (its default) to the
+// folder used last, while that folder exists: file dialogs start where the user was.
+func (u *UI) inLastFolder(initial string) string {
+	last := u.prefs.String(prefLastFolder)
+	home, err := os.UserHomeDir()
+	if last == "" || err != nil {
+		return initial
+	}
+	if fi, err := os.Stat(last); err != nil || !fi.IsDir() {
+		return initial
+	}
+	switch {
+	case filepath.Clean(initial) == filepath.Clean(home):
+		return last + string(filepath.Separator)
+	case filepath.Dir(initial) == filepath.Clean(home):
+		return filepath.Join(last, filepath.Base(initial))
+	}
+	return initial
 }
 
 // pathDialogWith is pathDialog with extra content (the export scope) above the path: that

@@ -361,13 +361,21 @@ func (r *listRow) update(i int) {
 	}
 	r.id = s.ID
 	class := viewmodel.StatusClass(s)
+	fail := l.u.failure(s)
 	for k, c := range l.cols {
 		t := r.cells[k]
 		t.TextStyle = fyne.TextStyle{Bold: c == viewmodel.ColStatus}
 		t.Color = cellColor(class, c, s.InFlight)
 		r.full[k] = viewmodel.CellText(s, c)
-		if c == viewmodel.ColOperation {
+		switch {
+		case c == viewmodel.ColOperation:
 			r.full[k] = l.u.operation(s)
+		case c == viewmodel.ColModel || c == viewmodel.ColTokens:
+			r.full[k] = l.u.llmCell(s, c)
+		case c == viewmodel.ColStatus && fail != "":
+			// The call failed although HTTP says 200: its own outcome, in the error colour.
+			r.full[k] = fail
+			t.Color = theme.Color(theme.ColorNameError)
 		}
 		r.right[k] = viewmodel.Columns[c].Right
 	}

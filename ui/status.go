@@ -11,6 +11,7 @@ import (
 	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/widget"
 
+	"inspector/engine/filter"
 	"inspector/ui/viewmodel"
 )
 
@@ -152,7 +153,13 @@ func (s *statusBar) countText() string {
 		all = max(all, int(st.Stats().Sessions)+inflight)
 	}
 	if s.u.filter.active() {
-		return fmt.Sprintf("%d of %d shown", shown, all)
+		text := fmt.Sprintf("%d of %d shown", shown, all)
+		if e := s.u.filter.expr; e != nil && e.TextClauses() != nil {
+			// Said where the result is read, so a miss past the bound is not taken for
+			// an absence.
+			text += fmt.Sprintf(" (body: and text: look at the first %d KiB of each body)", filter.MaxSearchBody>>10)
+		}
+		return text
 	}
 	return plural(max(shown, all), "session", "sessions")
 }

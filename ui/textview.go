@@ -37,6 +37,8 @@ type textView struct {
 	// lang highlights the rows (render.Tokens); spans caches them per visual row.
 	lang  string
 	spans map[int]cachedSpans
+	// lineSpans are the spans of the last whole line highlighted for its wrapped rows.
+	lineSpans cachedSpans
 	// created counts row objects made (the virtualisation test reads it).
 	created int
 }
@@ -73,7 +75,7 @@ func (t *textView) updateRow(i widget.ListItemID, o fyne.CanvasObject) {
 		if sp, ok := t.spans[i]; ok && sp.line == line {
 			spans = sp.spans
 		} else {
-			spans = render.Tokens(t.lang, line)
+			spans = t.rowTokens(i, line)
 			if len(t.spans) > 2000 {
 				clear(t.spans)
 			}
@@ -91,6 +93,23 @@ func (t *textView) updateRow(i widget.ListItemID, o fyne.CanvasObject) {
 		r.bg.FillColor = color.Transparent
 	}
 	r.set(spans)
+}
+
+// rowTokens highlights visual row i (text line): in the context of its whole line when
+// the row is part of a wrapped line, so a string that wraps stays a string (its hex
+// digits were coloured as numbers on the next row).
+func (t *textView) rowTokens(i int, line string) []render.Span {
+	if t.rows == nil || !t.rows.Wrap() {
+		return render.Tokens(t.lang, line)
+	}
+	whole, from, to, ok := t.rows.LineOf(i, render.MaxTokenLine)
+	if !ok || len(whole) == len(line) || strings.Contains(whole, "\t") { // tabs are widened per row
+		return render.Tokens(t.lang, line)
+	}
+	if t.lineSpans.line != whole {
+		t.lineSpans = cachedSpans{whole, render.Tokens(t.lang, whole)}
+	}
+	return render.SliceSpans(t.lineSpans.spans, from, to)
 }
 
 // Find marks: a marker-pen yellow for the matching rows, orange for the current one; the
@@ -223,6 +242,7 @@ func (t *textView) setIndexed(s string, rows *render.Lines) {
 	t.text = s
 	t.hits, t.cur = nil, -1
 	clear(t.spans)
+	t.lineSpans = cachedSpans{}
 	cols := t.colsFor(t.box.Size().Width)
 	if rows == nil || rows.Cols() != cols || rows.Wrap() != t.wrap {
 		rows = render.NewLines(s, cols, t.wrap)
@@ -266,6 +286,7 @@ func (t *textView) charWidth() float32 {
 func (t *textView) setLang(lang string) {
 	t.lang = lang
 	clear(t.spans)
+	t.lineSpans = cachedSpans{}
 }
 
 func (t *textView) colsFor(w float32) int {
@@ -335,7 +356,7 @@ func (t *textView) find(q string) int {
 	}
 	if len(t.hits) > 0 {
 		t.cur = 0
-		t.list.ScrollTo(t.hits[0])
+		t.showRow(t.hits[0])
 	}
 	t.list.Refresh()
 	return n
@@ -348,7 +369,24 @@ func (t *textView) next(d int) int {
 		return 0
 	}
 	t.cur = (t.cur + d + len(t.hits)) % len(t.hits)
-	t.list.ScrollTo(t.hits[t.cur])
+	t.showRow(t.hits[t.cur])
 	t.list.Refresh()
 	return t.cur + 1
+}
+
+// showRow scrolls a find match into view a third of the way down, not at the edge where
+// ScrollTo leaves it; a row already well inside the view stays where it is.
+func (t *textView) showRow(i int) {
+	h := t.list.Size().Height
+	pitch := fyne.MeasureText("Mg", monoSize(), fyne.TextStyle{Monospace: true}).Height // textRow.MinSize: rows are packed
+	if h <= 0 || pitch <= 0 {
+		t.list.ScrollTo(i)
+		return
+	}
+	y := float32(i) * pitch
+	off := t.list.GetScrollOffset()
+	if y >= off+pitch && y+2*pitch <= off+h {
+		return
+	}
+	t.list.ScrollToOffset(max(y-h/3, 0))
 }

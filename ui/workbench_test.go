@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -9,10 +10,12 @@ import (
 	"testing"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/theme"
 
 	"inspector/engine/session"
+	"inspector/ui/viewmodel"
 )
 
 // manySessions are n small JSON sessions on two hosts.
@@ -314,5 +317,143 @@ func TestWebSocketBodySaysWhereTheMessagesAre(t *testing.T) {
 	u.SelectID(s.ID)
 	if got := u.detail.resp.body.text.Text(); !strings.Contains(got, "WebSocket tab") || strings.Contains(got, "not captured") {
 		t.Fatalf("WebSocket body: %q", got)
+	}
+}
+
+// TestBodySearchSaysItsBound: with a body: or text: term the result line says how much of
+// each body is searched, so a miss past the bound is not taken for an absence.
+func TestBodySearchSaysItsBound(t *testing.T) {
+	st := openStore(t, sampleSessions()...)
+	u, _ := newTestUI(t, Deps{Store: st})
+	u.filter.entry.SetText("status:200")
+	u.status.update()
+	if strings.Contains(u.status.label.Text, "KiB") {
+		t.Fatalf("a status filter names the body bound: %q", u.status.label.Text)
+	}
+	u.filter.entry.SetText("body:users")
+	u.status.update()
+	if !strings.Contains(u.status.label.Text, "first 256 KiB of each body") {
+		t.Fatalf("status: %q", u.status.label.Text)
+	}
+}
+
+// TestFailedCallsShowTheirOutcome: a gRPC call with a non-OK grpc-status and a GraphQL
+// response with errors are not a green 200: the Status cell and the summary line say
+// the call's own outcome.
+func TestFailedCallsShowTheirOutcome(t *testing.T) {
+	ss := contentSessions()
+	g, gq, ok := ss[0], ss[1], ss[3]
+	g.Response.Trailer = http.Header{"Grpc-Status": {"5"}, "Grpc-Message": {"no%20such user"}}
+	gq.Response.Body = session.Body{Data: []byte(`{"data":null,"errors":[{"message":"denied","path":["user"]}]}`)}
+	gq.Response.Body.Size = int64(len(gq.Response.Body.Data))
+	st := openStore(t, g, gq, ok)
+	u, _ := newTestUI(t, Deps{Store: st})
+	for _, c := range []struct {
+		s    *session.Session
+		want string
+	}{{g, "5 NOT_FOUND"}, {gq, "GraphQL errors"}, {ok, ""}} {
+		sum, found := u.model.Get(c.s.ID)
+		if !found {
+			t.Fatalf("#%d is not listed", c.s.ID)
+		}
+		if got := u.failure(sum); got != c.want {
+			t.Errorf("#%d %s: failure %q, want %q", c.s.ID, c.s.Request.URL, got, c.want)
+		}
+	}
+	u.SelectID(g.ID)
+	if !strings.Contains(u.detail.title.Text, "✗ 5 NOT_FOUND: no such user") {
+		t.Fatalf("summary line: %q", u.detail.title.Text)
+	}
+}
+
+// TestLLMColumns: the Model and Tokens columns show an LLM call's model and its input →
+// output tokens, read from the full session.
+func TestLLMColumns(t *testing.T) {
+	s := mkSession(0, "api.openai.com", "/v1/chat/completions", 200, "application/json",
+		`{"id":"c1","model":"gpt-4o-2024-08-06","choices":[{"index":0,"message":{"role":"assistant","content":"Hello!"},"finish_reason":"stop"}],"usage":{"prompt_tokens":9,"completion_tokens":12,"total_tokens":21}}`)
+	s.Request.Method = "POST"
+	s.Request.Header.Set("Content-Type", "application/json")
+	req := `{"model":"gpt-4o","messages":[{"role":"user","content":"Hi"}]}`
+	s.Request.Body = session.Body{Data: []byte(req), Size: int64(len(req))}
+	st := openStore(t, s, mkSession(0, "a.example", "/", 200, "text/plain", "x"))
+	u, _ := newTestUI(t, Deps{Store: st})
+	for _, c := range []struct {
+		id        session.ID
+		model, tk string
+	}{{s.ID, "gpt-4o-2024-08-06", "9 → 12"}, {s.ID + 1, "", ""}} {
+		sum, _ := u.model.Get(c.id)
+		if m, tk := u.llmCell(sum, viewmodel.ColModel), u.llmCell(sum, viewmodel.ColTokens); m != c.model || tk != c.tk {
+			t.Errorf("#%d: model %q tokens %q, want %q %q", c.id, m, tk, c.model, c.tk)
+		}
+	}
+}
+
+// TestFileDialogsStartInTheLastFolder: a path the window proposes in the home folder
+// starts in the folder used last instead, while it exists.
+func TestFileDialogsStartInTheLastFolder(t *testing.T) {
+	u, _ := newTestUI(t, Deps{})
+	home, err := os.UserHomeDir()
+	if err != nil {
+		t.Skip("no home folder")
+	}
+	if got := u.inLastFolder(filepath.Join(home, "body.json")); got != filepath.Join(home, "body.json") {
+		t.Fatalf("with no last folder: %q", got)
+	}
+	last := t.TempDir()
+	u.prefs.SetString(prefLastFolder, last)
+	if got := u.inLastFolder(filepath.Join(home, "body.json")); got != filepath.Join(last, "body.json") {
+		t.Fatalf("save: %q", got)
+	}
+	if got := u.inLastFolder(home + string(filepath.Separator)); got != last+string(filepath.Separator) {
+		t.Fatalf("open: %q", got)
+	}
+	if got := u.inLastFolder("/elsewhere/x.har"); got != "/elsewhere/x.har" {
+		t.Fatalf("a path outside home moved: %q", got)
+	}
+	u.prefs.SetString(prefLastFolder, filepath.Join(last, "gone"))
+	if got := u.inLastFolder(filepath.Join(home, "body.json")); got != filepath.Join(home, "body.json") {
+		t.Fatalf("a missing last folder was used: %q", got)
+	}
+}
+
+// TestSmallImagesAreNotUpscaled: an image body is drawn at its own size, centred, and
+// only scaled down to fit the pane.
+func TestSmallImagesAreNotUpscaled(t *testing.T) {
+	l := &naturalLayout{natural: fyne.NewSize(16, 8)}
+	img := canvas.NewRectangle(nil)
+	l.Layout([]fyne.CanvasObject{img}, fyne.NewSize(400, 300))
+	if img.Size() != fyne.NewSize(16, 8) || img.Position() != fyne.NewPos(192, 146) {
+		t.Fatalf("a 16×8 image in 400×300: %v at %v", img.Size(), img.Position())
+	}
+	l.natural = fyne.NewSize(800, 200)
+	l.Layout([]fyne.CanvasObject{img}, fyne.NewSize(400, 300))
+	if img.Size() != fyne.NewSize(400, 100) {
+		t.Fatalf("an 800×200 image in 400×300: %v", img.Size())
+	}
+}
+
+// TestFindShowsTheMatchAwayFromTheEdge: the pane scrolls a find match to a third of its
+// height, not to its bottom edge.
+func TestFindShowsTheMatchAwayFromTheEdge(t *testing.T) {
+	var sb strings.Builder
+	for i := range 400 {
+		fmt.Fprintf(&sb, "line %d\n", i)
+	}
+	sb.WriteString("needle\n")
+	for i := range 400 {
+		fmt.Fprintf(&sb, "tail %d\n", i)
+	}
+	u, w := newTestUI(t, Deps{})
+	tv := newTextView(u)
+	w.SetContent(tv.box)
+	w.Resize(fyne.NewSize(600, 400))
+	tv.set(sb.String())
+	if n := tv.find("needle"); n != 1 {
+		t.Fatalf("%d matches", n)
+	}
+	pitch := fyne.MeasureText("Mg", monoSize(), fyne.TextStyle{Monospace: true}).Height
+	y := float32(tv.hits[0])*pitch - tv.list.GetScrollOffset()
+	if h := tv.list.Size().Height; y < h/4 || y > h/2 {
+		t.Fatalf("the match is %v px down a %v px pane", y, h)
 	}
 }

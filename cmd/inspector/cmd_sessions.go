@@ -367,6 +367,9 @@ func writeSessionText(w io.Writer, s *session.Session) error {
 		}
 		p("ws %s opcode %d %d bytes: %s\n", dir, m.Opcode, m.Size, bodyText(m.Data))
 	}
+	if note := s.MessagesNote(); note != "" {
+		p("ws: %s\n", note)
+	}
 
 	p("\nTimings:\n")
 	t := s.Timings

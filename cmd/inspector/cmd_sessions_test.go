@@ -280,3 +280,46 @@ func TestHARExportImport(t *testing.T) {
 		t.Fatalf("export through instance: %d entries", len(doc.Log.Entries))
 	}
 }
+
+// A WebSocket session that carried more messages than it keeps says so in show, in
+// show --json and through the instance's API (issue 26).
+func TestShowWebSocketMessagesSeen(t *testing.T) {
+	dir := t.TempDir()
+	st, err := store.Open(filepath.Join(dir, "sessions.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := mkSession(st.NextID(), 101, nil)
+	s.Flags |= session.FlagWebSocket
+	s.Messages = []session.Message{{Time: s.Started, FromClient: true, Opcode: 1, Data: []byte("hi"), Size: 2}}
+	s.MessagesSeen = 12000
+	st.Put(s)
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	dd := "--data-dir=" + dir
+	const note = "ws: 12000 WebSocket messages seen, the first 1 kept"
+	check := func(how string) {
+		t.Helper()
+		if code, out, errOut := runCLI(t, "show", "1", dd); code != 0 || !strings.Contains(out, note) {
+			t.Errorf("show %s: code %d stderr %q, lacks %q:\n%s", how, code, errOut, note, out)
+		}
+		code, out, _ := runCLI(t, "show", "1", "--json", dd)
+		var got session.Session
+		if err := json.Unmarshal([]byte(out), &got); code != 0 || err != nil || got.MessagesSeen != 12000 || len(got.Messages) != 1 {
+			t.Errorf("show --json %s: code %d %v, messages_seen %d, %d kept", how, code, err, got.MessagesSeen, len(got.Messages))
+		}
+	}
+	check("from the file")
+	st, err = store.Open(filepath.Join(dir, "sessions.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	_, stop, err := startControl(dir, "127.0.0.1:8080", st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	check("through the instance")
+}

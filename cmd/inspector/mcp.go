@@ -261,6 +261,7 @@ type mcpSession struct {
 	Error        string            `json:"error,omitempty"`
 	Messages     []session.Message `json:"websocket_messages,omitempty"`
 	MessagesCut  int               `json:"websocket_messages_omitted,omitempty"`
+	MessagesSeen int64             `json:"websocket_messages_seen,omitempty"` // when more were seen than the session keeps
 	Mark         string            `json:"mark,omitempty"`
 	Comment      string            `json:"comment,omitempty"`
 	Timings      session.Timings   `json:"timings"`
@@ -687,6 +688,7 @@ func mcpSessionOf(ss *session.Session, limit int) mcpSession {
 	}
 	const maxMsgs = 200
 	out.Messages = ss.Messages
+	out.MessagesSeen = ss.MessagesSeen
 	if len(out.Messages) > maxMsgs {
 		out.Messages, out.MessagesCut = out.Messages[len(out.Messages)-maxMsgs:], len(ss.Messages)-maxMsgs
 	}

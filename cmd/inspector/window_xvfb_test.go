@@ -28,8 +28,8 @@ import (
 // geometry: what unit tests through fyne/test did not catch (issue 28). One instance
 // serves every check, in this order:
 //   - the mouse wheel over the list scrolls it;
-//   - selecting each kind of content (JSON, GraphQL, XML, HTML, image, text) keeps the
-//     window 1280×820;
+//   - selecting each kind of content (JSON, GraphQL, XML, HTML, image, text), and then
+//     every one of the 200 sessions, keeps the window 1280×820;
 //   - the Breakpoints and Composer windows open no larger than the screen, and close on
 //     Esc and on Ctrl+W;
 //   - Enter in the Delete confirmation deletes;
@@ -158,6 +158,23 @@ func (x *xwin) settle() image.Image {
 	return img
 }
 
+// save writes img to $INSPECTOR_SCREENSHOTS/name when that folder is set (docs/screenshots).
+func save(t *testing.T, img image.Image, name string) {
+	t.Helper()
+	out := os.Getenv("INSPECTOR_SCREENSHOTS")
+	if out == "" {
+		return
+	}
+	f, err := os.Create(filepath.Join(out, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := png.Encode(f, img); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // key focuses window id and types the keys (XTEST, as a user would).
 func (x *xwin) key(id string, keys ...string) {
 	x.t.Helper()
@@ -202,7 +219,10 @@ func TestRealWindow(t *testing.T) {
 	addr := strings.TrimPrefix(sc.Text(), "listening on ")
 	go io.Copy(io.Discard, stdout)
 
+	start := time.Now()
+	phase := func(what string) { t.Logf("%6.1fs  %s", time.Since(start).Seconds(), what) }
 	main := x.window("^Inspector$")
+	phase("the window is shown")
 	if w, h := x.size(main); w != 1280 || h != 820 {
 		t.Fatalf("the window opened %d×%d, want 1280×820", w, h)
 	}
@@ -235,16 +255,19 @@ func TestRealWindow(t *testing.T) {
 		st, err := cc.stats()
 		return err == nil && st.Sessions >= n
 	})
+	phase("200 sessions stored")
 
-	// The wheel over the list scrolls it: the rows' pixels change.
-	x.settle()
+	// The wheel over the list scrolls it: the rows' pixels change and stay changed. The
+	// pointer is moved first and the screen let settle, so only the wheel moves anything.
 	listArea := image.Rect(300, 140, 1000, 420)
 	x.must("mousemove", "--window", main, "640", "280")
-	before := region(x.shot(), listArea)
+	before := region(x.settle(), listArea)
 	x.must("click", "--repeat", "15", "--delay", "20", "4") // wheel up
 	poll(t, 20*time.Second, "the list to scroll on the wheel", func() bool {
-		return !bytes.Equal(region(x.shot(), listArea), before)
+		return !bytes.Equal(region(x.settle(), listArea), before)
 	})
+
+	phase("the wheel scrolled the list")
 
 	// Selecting each kind of content keeps the window's size.
 	x.must("click", "1") // selects the row under the pointer, and the list takes the keyboard
@@ -253,11 +276,23 @@ func TestRealWindow(t *testing.T) {
 		if i > 0 {
 			x.key(main, "Down")
 		}
-		x.settle()
+		img := x.settle()
+		if kinds[i%len(kinds)] == "graphql" && i < len(kinds) {
+			save(t, img, "graphql-live.png")
+		}
 		if w, h := x.size(main); w != 1280 || h != 820 {
 			t.Fatalf("after selecting session %d (%s) the window is %d×%d, want 1280×820", i+1, kinds[i%len(kinds)], w, h)
 		}
 	}
+
+	phase("12 selections kept the window 1280×820")
+	// The rest of the 200, without waiting between them: a window that grew stays grown.
+	x.must("key", "--repeat", strconv.Itoa(n-2*len(kinds)), "--delay", "10", "Down")
+	x.settle()
+	if w, h := x.size(main); w != 1280 || h != 820 {
+		t.Fatalf("after 200 selections the window is %d×%d, want 1280×820", w, h)
+	}
+	phase("200 selections kept the window 1280×820")
 
 	// Secondary windows open within the screen and close on Esc and Ctrl+W.
 	for _, sw := range []struct{ name, keys, title string }{
@@ -267,7 +302,10 @@ func TestRealWindow(t *testing.T) {
 		for _, closeKey := range []string{"Escape", "ctrl+w"} {
 			x.key(main, sw.keys)
 			id := x.window(sw.title)
-			x.settle()
+			img := x.settle()
+			if closeKey == "Escape" {
+				save(t, img, strings.ToLower(sw.name)+"-live.png")
+			}
 			if w, h := x.size(id); w > 1280 || h > 820 {
 				t.Fatalf("the %s window opened %d×%d, larger than the 1280×820 screen", sw.name, w, h)
 			}
@@ -275,6 +313,8 @@ func TestRealWindow(t *testing.T) {
 			x.gone(sw.title)
 		}
 	}
+
+	phase("Breakpoints and Composer opened within the screen and closed on Esc and Ctrl+W")
 
 	// Enter in the Delete confirmation deletes the selected session.
 	x.key(main, "Delete")
@@ -284,6 +324,8 @@ func TestRealWindow(t *testing.T) {
 		st, err := cc.stats()
 		return err == nil && st.Sessions == n-1
 	})
+
+	phase("Enter in the confirmation deleted")
 
 	// File ▸ Open HAR: the viewer shows the file's sessions.
 	harPath := filepath.Join(dir, "six.har")
@@ -297,10 +339,11 @@ func TestRealWindow(t *testing.T) {
 	x.must("type", "--delay", "5", harPath)
 	x.must("key", "Return")
 	viewer := x.window(`six\.har \(read-only, 6 sessions\)`)
-	x.settle()
+	save(t, x.settle(), "har-viewer-live.png")
 	if w, h := x.size(viewer); w > 1280 || h > 820 {
 		t.Fatalf("the HAR viewer opened %d×%d", w, h)
 	}
+	phase("the HAR viewer shows 6 sessions")
 }
 
 // kinds are the content kinds the origin serves, one per session in turn.

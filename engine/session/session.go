@@ -16,6 +16,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -75,6 +76,10 @@ type Session struct {
 
 	// Messages holds WebSocket messages in order, for sessions with FlagWebSocket.
 	Messages []Message `json:"messages,omitempty"`
+	// MessagesSeen is how many WebSocket messages the session carried when that is more
+	// than Messages keeps (the engine keeps the first 10,000 of a session and counts the
+	// rest); 0 when every message was kept. See MessageCounts.
+	MessagesSeen int64 `json:"messages_seen,omitempty"`
 
 	// Mark and Comment are the user's annotations.
 	Mark    string `json:"mark,omitempty"`
@@ -167,6 +172,10 @@ type Body struct {
 	// Spilled is set when bytes beyond the in-memory cap were written elsewhere (the store);
 	// its value is the store's reference for them.
 	Spilled string `json:"spilled,omitempty"`
+	// NotCaptured says why bytes of a Truncated body were not kept, when that was not
+	// the capture limits: "disk stalled" (the disk did not keep up with the bytes beyond
+	// memory), or a spill file's write error.
+	NotCaptured string `json:"not_captured,omitempty"`
 }
 
 // Timings are wall-clock instants of each phase; a zero value means the phase did not
@@ -451,4 +460,22 @@ func splitURL(raw string) (host, path string) {
 		p = "/" + p
 	}
 	return host, p
+}
+
+// MessageCounts returns how many WebSocket messages the session carried and how many of
+// them it keeps (Messages).
+func (s *Session) MessageCounts() (seen, kept int64) {
+	kept = int64(len(s.Messages))
+	return max(s.MessagesSeen, kept), kept
+}
+
+// MessagesNote says, for a session that carried more WebSocket messages than it keeps,
+// how many it saw and kept ("12000 WebSocket messages seen, the first 10000 kept"); ""
+// when every message was kept.
+func (s *Session) MessagesNote() string {
+	seen, kept := s.MessageCounts()
+	if seen == kept {
+		return ""
+	}
+	return strconv.FormatInt(seen, 10) + " WebSocket messages seen, the first " + strconv.FormatInt(kept, 10) + " kept"
 }

@@ -236,3 +236,36 @@ func parseHex(q string) ([]byte, bool) {
 	}
 	return out, true
 }
+
+// LineOf returns the whole line that holds visual row i and the row's byte range in it,
+// for highlighting a wrapped row in the context of its line (a string that wraps stays a
+// string on the next row). ok is false when the line is longer than max bytes (it is
+// not looked for further) or i is out of range.
+func (l *Lines) LineOf(i, max int) (line string, from, to int, ok bool) {
+	if i < 0 || i >= len(l.start) {
+		return "", 0, 0, false
+	}
+	s, e := int(l.start[i]), int(l.end[i])
+	back := l.text[s-min(s, max+1) : s]
+	k := strings.LastIndexByte(back, '\n')
+	if k < 0 && len(back) > max {
+		return "", 0, 0, false
+	}
+	ls := s - len(back) + k + 1
+	rest := l.text[e:min(len(l.text), e+max+1)]
+	le := e
+	if n := strings.IndexByte(rest, '\n'); n >= 0 {
+		le = e + n
+	} else if e+len(rest) < len(l.text) || len(rest) > max {
+		return "", 0, 0, false
+	} else {
+		le = len(l.text)
+	}
+	if le > ls && le > e && l.text[le-1] == '\r' {
+		le--
+	}
+	if le-ls > max {
+		return "", 0, 0, false
+	}
+	return l.text[ls:le], s - ls, e - ls, true
+}

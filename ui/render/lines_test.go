@@ -56,3 +56,46 @@ func TestPrettyHTML(t *testing.T) {
 		}
 	}
 }
+
+// TestLineOfAWrappedRow: a wrapped row is found in its whole line, with its range, so it
+// is highlighted in context; a line past the bound is not looked for.
+func TestLineOfAWrappedRow(t *testing.T) {
+	text := "{\n  \"id\": \"0123456789abcdef0123456789abcdef\",\r\n  \"n\": 1\n}"
+	l := NewLines(text, 20, true)
+	var got []string
+	for i := range l.Len() {
+		line, from, to, ok := l.LineOf(i, 2000)
+		if !ok {
+			t.Fatalf("row %d not found in its line", i)
+		}
+		if line[from:to] != l.Line(i) {
+			t.Fatalf("row %d: %q[%d:%d] is not %q", i, line, from, to, l.Line(i))
+		}
+		got = append(got, line)
+	}
+	if got[1] != `  "id": "0123456789abcdef0123456789abcdef",` || got[2] != got[1] {
+		t.Fatalf("lines of the wrapped rows: %q", got)
+	}
+	long := NewLines(strings.Repeat("x", 5000), 100, true)
+	if _, _, _, ok := long.LineOf(10, 2000); ok {
+		t.Fatal("a 5,000-byte line was looked for with a 2,000-byte bound")
+	}
+}
+
+// TestWrappedStringStaysAString: the spans of a wrapped row cut from its line's spans keep
+// a string's class on the continuation row (its hex digits were numbers).
+func TestWrappedStringStaysAString(t *testing.T) {
+	line := `  "id": "0123456789abcdef0123456789abcdef",`
+	spans := Tokens("json", line)
+	row := SliceSpans(spans, 20, 40)
+	var text strings.Builder
+	for _, sp := range row {
+		text.WriteString(sp.Text)
+		if sp.Class != TokString && strings.TrimSpace(sp.Text) != "" {
+			t.Fatalf("span %q of the continuation row is %v, not a string", sp.Text, sp.Class)
+		}
+	}
+	if text.String() != line[20:40] {
+		t.Fatalf("row text %q, want %q", text.String(), line[20:40])
+	}
+}

@@ -32,6 +32,9 @@ type Span struct {
 // span (a wrapped row of a huge line is a fragment anyway).
 const maxTokenLine = 2000
 
+// MaxTokenLine is maxTokenLine for callers that highlight a wrapped row within its line.
+const MaxTokenLine = maxTokenLine
+
 // Tokens splits one line of text in language lang ("json", "xml", "html"; anything else
 // is plain) into classed spans, with the chroma lexer of that language. The line is
 // lexed alone: the body pane highlights only the rows on screen.
@@ -115,4 +118,23 @@ func WarmTokens() {
 	for _, lang := range []string{"json", "xml", "html"} {
 		Tokens(lang, "<a b=\"1\">{\"k\": 1}</a>")
 	}
+}
+
+// SliceSpans cuts the spans of a line to its bytes [from, to): the spans of one wrapped
+// row, highlighted as part of its line.
+func SliceSpans(spans []Span, from, to int) []Span {
+	var out []Span
+	at := 0
+	for _, sp := range spans {
+		s, e := at, at+len(sp.Text)
+		at = e
+		if e <= from || s >= to {
+			continue
+		}
+		out = append(out, Span{Text: sp.Text[max(from, s)-s : min(to, e)-s], Class: sp.Class})
+	}
+	if len(out) == 0 {
+		out = []Span{{}}
+	}
+	return out
 }

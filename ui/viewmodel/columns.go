@@ -32,6 +32,11 @@ const (
 	// ColOperation is the GraphQL operation or gRPC / Connect method (content.Operation);
 	// hidden by default.
 	ColOperation
+	// ColModel and ColTokens are an LLM call's model and its input → output tokens
+	// (content.LLMCallOf), filled in by the window from the full session; hidden by
+	// default.
+	ColModel
+	ColTokens
 	NumColumns
 )
 
@@ -51,7 +56,7 @@ var Columns = [NumColumns]ColumnInfo{
 	ColID:        {Key: "id", Title: "#", Width: 52, Right: true},
 	ColStatus:    {Key: "status", Title: "Status", Width: 50},
 	ColProto:     {Key: "proto", Title: "Proto", Width: 50},
-	ColMethod:    {Key: "method", Title: "Method", Width: 64},
+	ColMethod:    {Key: "method", Title: "Method", Width: 72}, // OPTIONS whole
 	ColHost:      {Key: "host", Title: "Host", Width: 150, Flex: true},
 	ColPath:      {Key: "path", Title: "Path", Width: 260, Flex: true},
 	ColType:      {Key: "type", Title: "Type", Width: 100},
@@ -61,6 +66,8 @@ var Columns = [NumColumns]ColumnInfo{
 	ColStarted:   {Key: "start", Title: "Start", Width: 92},
 	ColProcess:   {Key: "process", Title: "Process", Width: 72},
 	ColOperation: {Key: "op", Title: "Operation", Width: 160, Hidden: true},
+	ColModel:     {Key: "model", Title: "Model", Width: 130, Hidden: true},
+	ColTokens:    {Key: "tokens", Title: "Tokens", Width: 90, Right: true, Hidden: true},
 }
 
 // SummaryOperation is the operation of a row as far as its summary tells: the method of

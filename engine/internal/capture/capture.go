@@ -1,12 +1,8 @@
 package capture
 
 import (
-	"bufio"
-	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -179,14 +175,19 @@ func (c *Body) Result() (session.Body, http.Header, time.Time, error) {
 	defer c.mu.Unlock()
 	b := session.Body{Data: c.buf, Size: c.n}
 	kept := int64(len(c.buf))
+	var why string
 	if c.spill != nil {
 		path, n := c.spill.finish()
 		if n > 0 {
 			b.Spilled, kept = path, kept+n
 		}
+		why = c.spill.why
 		c.spill = nil
 	}
 	b.Truncated = c.n > kept
+	if b.Truncated && why != "" {
+		b.NotCaptured = why
+	}
 	return b, c.trailed, c.doneAt, c.err
 }
 
@@ -235,64 +236,6 @@ func (b *Budget) capped() {
 	if b != nil {
 		b.cappedBodies.Add(1)
 	}
-}
-
-// spillFile receives the bytes of one body beyond the in-memory cap. It is opened on the
-// first write; a write error (disk full, read-only data dir) stops spilling for that body,
-// which is then marked truncated: capture never fails the exchange.
-type spillFile struct {
-	dir   string
-	id    session.ID
-	part  string
-	path  string // set when the file is created
-	limit int64
-	f     *os.File
-	w     *bufio.Writer
-	n     int64
-	dead  bool
-}
-
-func (s *spillFile) write(p []byte) {
-	if s.dead {
-		return
-	}
-	if room := s.limit - s.n; int64(len(p)) > room {
-		p = p[:max(room, 0)]
-	}
-	if len(p) == 0 {
-		return
-	}
-	if s.f == nil {
-		s.path = filepath.Join(s.dir, fmt.Sprintf("%d-%s.body", s.id, s.part))
-		f, err := os.OpenFile(s.path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-		if err != nil {
-			s.dead = true
-			return
-		}
-		s.f, s.w = f, bufio.NewWriterSize(f, 64<<10)
-	}
-	if _, err := s.w.Write(p); err != nil {
-		s.dead = true
-		return
-	}
-	s.n += int64(len(p))
-}
-
-// finish closes the file and returns its path and the bytes it holds (0 and the file
-// removed when spilling failed).
-func (s *spillFile) finish() (string, int64) {
-	if s.f == nil {
-		return "", 0
-	}
-	err := s.w.Flush()
-	if cerr := s.f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil || s.dead {
-		os.Remove(s.path)
-		return "", 0
-	}
-	return s.path, s.n
 }
 
 // Snapshot copies the bytes captured so far, and reports whether the body is still open
