@@ -33,6 +33,12 @@ type Config struct {
 	// until the advertisement's max age, falling back to TCP when QUIC fails), "h1", "h2"
 	// or "h3" (for https origins; plain http origins always get HTTP/1.1).
 	UpstreamProto string
+	// Fingerprint is what origins see of the client's TLS: "mirror" (the default, ""):
+	// the upstream ClientHello is built from the client's (docs/fingerprint.md); "go":
+	// Go's own ClientHello for every origin.
+	Fingerprint string
+	// FingerprintGo lists host globs that get Go's ClientHello whatever Fingerprint says.
+	FingerprintGo []string
 
 	// CaptureLimit caps the bytes of each body kept in memory for the session; the rest
 	// streams through uncaptured and the session is marked truncated. Default 1 MiB.

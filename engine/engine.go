@@ -173,7 +173,12 @@ func New(cfg Config) (*Engine, error) {
 	default:
 		return nil, fmt.Errorf("unknown upstream protocol %q (want auto, h1, h2 or h3)", cfg.UpstreamProto)
 	}
-	for _, g := range slices.Concat(cfg.NoDecrypt, cfg.UpstreamInsecure, cfg.H3Refuse, cfg.H3Passthrough) {
+	switch cfg.Fingerprint {
+	case "", "mirror", "go":
+	default:
+		return nil, fmt.Errorf("unknown fingerprint policy %q (want mirror or go)", cfg.Fingerprint)
+	}
+	for _, g := range slices.Concat(cfg.NoDecrypt, cfg.UpstreamInsecure, cfg.H3Refuse, cfg.H3Passthrough, cfg.FingerprintGo) {
 		if err := checkGlob(g); err != nil {
 			return nil, err
 		}

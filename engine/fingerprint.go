@@ -3,9 +3,11 @@ package engine
 import (
 	"crypto/tls"
 	"errors"
+	"net/http"
 	"sync"
 
 	fpr "inspector/engine/internal/fingerprint"
+	"inspector/engine/internal/upstream"
 	"inspector/engine/session"
 )
 
@@ -22,6 +24,7 @@ type clientFP struct {
 	fp      *session.Fingerprint
 	parsed  *fpr.Hello
 	helloOK error // why the ClientHello could not be parsed (nil: it was)
+	mirror  *upstream.Mirror
 }
 
 // maxH2Opening bounds the recorded HTTP/2 opening (preface, SETTINGS, WINDOW_UPDATE,
@@ -60,6 +63,11 @@ func (c *connInfo) fingerprint() *session.Fingerprint {
 		return nil
 	}
 	f.once.Do(func() {
+		defer func() {
+			if f.parsed != nil {
+				f.mirror = upstream.NewMirror(f.parsed)
+			}
+		}()
 		fp := &session.Fingerprint{}
 		if f.hello != nil {
 			h, err := fpr.ParseRecords(f.hello.Bytes())
@@ -81,14 +89,70 @@ func (c *connInfo) fingerprint() *session.Fingerprint {
 	return f.fp
 }
 
-// clientHello returns the client's parsed ClientHello for the upstream to mirror, or
-// why there is none.
-func (c *connInfo) clientHello() (*fpr.Hello, error) {
+// mirror returns the client's ClientHello for the upstream to mirror, or why there is
+// none (then the origin gets Go's ClientHello).
+func (x *exchange) mirror(req *http.Request) (*upstream.Mirror, string) {
+	e, c := x.e, x.info
+	if req.URL.Scheme != "https" {
+		return nil, ""
+	}
+	if _, sent := req.Context().Value(sendKey{}).(*sendState); sent {
+		return nil, "Go's ClientHello: sent by Inspector (composer, replay), no client to mirror"
+	}
+	if e.cfg.Fingerprint == "go" {
+		return nil, "Go's ClientHello: --fingerprint go"
+	}
+	if matchAny(e.cfg.FingerprintGo, req.URL.Hostname()) {
+		return nil, "Go's ClientHello: --fingerprint-go lists this host"
+	}
 	if c.fpRec == nil || c.fpRec.hello == nil {
-		return nil, errNoHello
+		return nil, "Go's ClientHello: the client's request came without TLS"
 	}
 	c.fingerprint()
-	return c.fpRec.parsed, c.fpRec.helloOK
+	f := c.fpRec
+	if f.helloOK != nil {
+		return nil, "Go's ClientHello: the client's could not be parsed (" + f.helloOK.Error() + ")"
+	}
+	return f.mirror, ""
 }
 
-var errNoHello = errors.New("the client sent no ClientHello (not TLS)")
+// upstreamFingerprint records the fingerprint of the origin connection the response came
+// on (computed once per connection); why says why Go's ClientHello was asked for.
+func (x *exchange) upstreamFingerprint(why string) {
+	x.tr.mu.Lock()
+	conn := x.tr.conn
+	x.tr.mu.Unlock()
+	if conn == nil {
+		return
+	}
+	v := upstream.Remember(conn, func(o upstream.Opening) (any, bool) {
+		fp := &session.Fingerprint{Mirror: o.Mirror}
+		if h, err := fpr.ParseRecords(o.Hello); err == nil {
+			fp.JA3Raw, fp.JA3 = h.JA3()
+			fp.JA4 = h.JA4()
+		} else if len(o.Hello) == 0 {
+			return nil, true // not TLS
+		}
+		final := true
+		if o.H2 != nil {
+			op, err := fpr.ParseH2Opening(o.H2)
+			switch {
+			case err == nil:
+				fp.H2 = op.Akamai()
+			case errors.Is(err, fpr.ErrNoHeaders):
+				final = false
+			}
+		}
+		return fp, final
+	})
+	fp, _ := v.(*session.Fingerprint)
+	if fp == nil {
+		return
+	}
+	if fp.Mirror == "" && why != "" {
+		c := *fp
+		c.Mirror = why
+		fp = &c
+	}
+	x.s.Upstream.Fingerprint = fp
+}

@@ -1,12 +1,17 @@
 package engine_test
 
 import (
-	"crypto/tls"
+	"context"
 	"io"
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
+	"inspector/engine"
 	et "inspector/engine/enginetest"
 )
 
@@ -71,4 +76,143 @@ func TestClientLegFingerprint(t *testing.T) {
 	}
 }
 
-var _ = tls.VersionTLS13
+// The origin sees the client's JA4 through Inspector as it does direct, on both
+// protocols, and the session records the upstream leg's fingerprint as the origin saw it.
+func TestUpstreamMirrorsGoClient(t *testing.T) {
+	t.Parallel()
+	o := et.StartFPOrigin(t)
+	p := et.StartProxy(t, nil, o.Origin())
+	for _, protos := range [][]string{{"h2", "http/1.1"}, {"http/1.1"}} {
+		direct := fpGet(t, goClient(o, nil, protos), o.URL+"/")
+		through := goClient(o, p, protos)
+		seen := fpGet(t, through, o.URL+"/")
+		s := p.Next(t)
+		if seen.Get("X-JA4") != direct.Get("X-JA4") || seen.Get("X-JA3-Raw") != direct.Get("X-JA3-Raw") {
+			t.Fatalf("%v: origin saw %s / %s through Inspector, %s / %s direct", protos,
+				seen.Get("X-JA4"), seen.Get("X-JA3-Raw"), direct.Get("X-JA4"), direct.Get("X-JA3-Raw"))
+		}
+		up := s.Upstream.Fingerprint
+		if up == nil || up.JA4 != seen.Get("X-JA4") || up.JA3 != seen.Get("X-JA3") || up.Mirror != "mirrored" {
+			t.Fatalf("%v: upstream fingerprint %+v, origin saw %s", protos, up, seen.Get("X-JA4"))
+		}
+		if protos[0] == "h2" && (up.H2 == "" || up.H2 != seen.Get("X-H2FP")) {
+			t.Fatalf("upstream h2 fingerprint %q, origin saw %q", up.H2, seen.Get("X-H2FP"))
+		}
+		// A second request on the kept-alive connections: same record, no new handshake.
+		fpGet(t, through, o.URL+"/")
+		if s2 := p.Next(t); s2.Upstream.Fingerprint != up && *s2.Upstream.Fingerprint != *up {
+			t.Fatalf("second request: %+v", s2.Upstream.Fingerprint)
+		}
+		through.CloseIdleConnections()
+	}
+}
+
+// --fingerprint go and --fingerprint-go: Go's ClientHello, and the session says why.
+func TestFingerprintPolicyGo(t *testing.T) {
+	t.Parallel()
+	o := et.StartFPOrigin(t)
+	for _, mod := range []func(*engine.Config){
+		func(c *engine.Config) { c.Fingerprint = "go" },
+		func(c *engine.Config) { c.FingerprintGo = []string{"127.0.0.*"} },
+	} {
+		p := et.StartProxy(t, mod, o.Origin())
+		c := goClient(o, p, []string{"h2", "http/1.1"})
+		fpGet(t, c, o.URL+"/")
+		s := p.Next(t)
+		if up := s.Upstream.Fingerprint; up == nil || !strings.HasPrefix(up.Mirror, "Go's ClientHello: --fingerprint") || up.JA4 == "" {
+			t.Fatalf("upstream fingerprint %+v", up)
+		}
+		c.CloseIdleConnections()
+	}
+	if _, err := engine.New(engine.Config{Listen: "127.0.0.1:0", Fingerprint: "chrome"}); err == nil || !strings.Contains(err.Error(), "mirror or go") {
+		t.Fatalf("unknown policy: %v", err)
+	}
+}
+
+// bodyFP reads the ja4=/ja3=/h2= lines the fingerprinting origin writes.
+func bodyFP(out string) map[string]string {
+	m := map[string]string{}
+	for _, l := range strings.Split(out, "\n") {
+		for _, k := range []string{"ja4", "ja3", "h2"} {
+			if i := strings.Index(l, k+"="); i >= 0 {
+				m[k] = strings.TrimSpace(strings.TrimSuffix(l[i+len(k)+1:], "</pre>"))
+			}
+		}
+	}
+	return m
+}
+
+// curl, direct and through Inspector, over HTTP/2 and HTTP/1.1: the origin sees the same
+// JA4 (curl's OpenSSL ClientHello, not Go's).
+func TestUpstreamMirrorsCurl(t *testing.T) {
+	t.Parallel()
+	curl, err := exec.LookPath("curl")
+	if err != nil {
+		t.Skip("curl not installed (make deps installs it)")
+	}
+	o := et.StartFPOrigin(t)
+	p := et.StartProxy(t, nil, o.Origin())
+	dir := t.TempDir()
+	originCA, proxyCA := filepath.Join(dir, "origin.pem"), filepath.Join(dir, "proxy.pem")
+	if err := os.WriteFile(originCA, o.CertPEM(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(proxyCA, p.CA.PEM(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	run := func(args ...string) map[string]string {
+		t.Helper()
+		out, err := exec.Command(curl, append([]string{"-sS", "--max-time", "60"}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("curl %v: %v\n%s", args, err, out)
+		}
+		return bodyFP(string(out))
+	}
+	for _, proto := range []string{"--http2", "--http1.1"} {
+		direct := run("--cacert", originCA, proto, o.URL+"/")
+		through := run("-x", p.URL.String(), "--cacert", proxyCA, proto, o.URL+"/")
+		s := p.Next(t)
+		if direct["ja4"] == "" || through["ja4"] != direct["ja4"] || through["ja3"] != direct["ja3"] {
+			t.Fatalf("curl %s: origin saw %v through Inspector, %v direct (%+v)", proto, through, direct, s.Upstream.Fingerprint)
+		}
+		if s.Client.Fingerprint == nil || s.Client.Fingerprint.JA4 != direct["ja4"] || s.Upstream.Fingerprint.Mirror != "mirrored" {
+			t.Fatalf("curl %s: session %+v / %+v", proto, s.Client.Fingerprint, s.Upstream.Fingerprint)
+		}
+		t.Logf("curl %s: JA4 %s JA3 %s h2 direct %q, through Inspector %q", proto, direct["ja4"], direct["ja3"], direct["h2"], through["h2"])
+	}
+}
+
+// Chromium (headless), direct and through Inspector: the same JA4 at the origin.
+func TestUpstreamMirrorsChromium(t *testing.T) {
+	t.Parallel()
+	bin, err := exec.LookPath("chromium")
+	if err != nil {
+		t.Skip("chromium not installed")
+	}
+	o := et.StartFPOrigin(t)
+	p := et.StartProxy(t, nil, o.Origin())
+	run := func(extra ...string) map[string]string {
+		t.Helper()
+		args := append([]string{"--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+			"--user-data-dir=" + t.TempDir(), "--ignore-certificate-errors", "--dump-dom"}, extra...)
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		out, err := exec.CommandContext(ctx, bin, append(args, o.URL+"/")...).Output()
+		if err != nil {
+			t.Skipf("chromium did not run here: %v", err)
+		}
+		return bodyFP(string(out))
+	}
+	direct := run()
+	through := run("--proxy-server="+p.URL.String(), "--proxy-bypass-list=<-loopback>")
+	if direct["ja4"] == "" || through["ja4"] != direct["ja4"] {
+		why := ""
+		for len(p.Sessions) > 0 {
+			if s := <-p.Sessions; s.Upstream.Fingerprint != nil {
+				why += " " + s.Upstream.Fingerprint.Mirror
+			}
+		}
+		t.Fatalf("chromium: origin saw %v through Inspector, %v direct;%s", through, direct, why)
+	}
+	t.Logf("chromium: JA4 %s; h2 direct %q, through Inspector %q", direct["ja4"], direct["h2"], through["h2"])
+}

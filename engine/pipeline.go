@@ -332,11 +332,13 @@ func (x *exchange) rewrite(pr *httputil.ProxyRequest) {
 // reporting to the exchange's trace, and the response head is recorded and its body
 // captured here, before the proxy strips the hop-by-hop headers.
 func (x *exchange) RoundTrip(req *http.Request) (*http.Response, error) {
-	resp, reason, err := x.e.up.RoundTrip(req, &x.tr, mirrorsH1(req), x.pinned(req))
+	m, why := x.mirror(req)
+	resp, reason, err := x.e.up.RoundTrip(req, &x.tr, mirrorsH1(req), x.pinned(req), m)
 	if err != nil || x.s == nil {
 		return resp, err
 	}
 	x.gotResponse(resp)
+	x.upstreamFingerprint(why)
 	x.s.Upstream.ProtoReason = reason
 	if rec := x.e.upstreamRec(x.s.Upstream.ConnID); rec != nil {
 		rec.link(x.s.ID, req.Method, req.URL.RequestURI())

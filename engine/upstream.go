@@ -42,7 +42,7 @@ func (e *Engine) newUpstream() (*upstream.Upstream, error) {
 		KeyLog:          e.keyLog,
 	}
 	if e.cfg.FrameSink != nil {
-		cfg.TapH2 = func(c *tls.Conn, id uint64) net.Conn { return e.newH2Tap(c, legUpstream, id) }
+		cfg.TapH2 = func(c net.Conn, id uint64) net.Conn { return e.newH2Tap(c, legUpstream, id) }
 		cfg.Stale = func(c net.Conn) bool {
 			// The tap saw capture off and passes bytes through for good: the HPACK state it
 			// did not follow makes later header blocks undecodable.
@@ -81,6 +81,7 @@ type traceState struct {
 	done                                         bool
 	dnsStart, dnsDone, connStart, connDone       time.Time
 	tlsStart, tlsDone, wrote, firstByte, gotConn time.Time
+	conn                                         net.Conn // the upstream connection (TCP ones)
 	dnsErr, connErr, tlsErr, wroteErr            error
 	reused                                       bool
 	connID                                       uint64
@@ -122,6 +123,7 @@ func (t *traceState) clientTrace() *httptrace.ClientTrace {
 		GotConn: func(i httptrace.GotConnInfo) {
 			t.with(func() {
 				t.gotConn, t.reused = time.Now(), i.Reused
+				t.conn = i.Conn
 				t.connID = upstream.ConnID(i.Conn)
 				t.remote = i.Conn.RemoteAddr().String()
 			})

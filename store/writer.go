@@ -54,10 +54,7 @@ func (s *Store) writer() {
 			if it.pre != nil {
 				s.pre[it.s] = it.pre
 			}
-			batchBytes += len(it.s.Request.Body.Data)
-			if it.s.Response != nil {
-				batchBytes += len(it.s.Response.Body.Data)
-			}
+			batchBytes += txBodyBytes(it.s)
 			if len(batch) == 1 {
 				timer.Reset(batchDelay)
 			}
@@ -612,6 +609,24 @@ func putBody(b *buckets, id session.ID, part byte, body *session.Body) (int64, e
 			return n, nil // io.EOF or ErrUnexpectedEOF: the end of the file
 		}
 	}
+}
+
+// txBodyBytes is the memory a session's bodies take in a write transaction: the bytes in
+// memory and those read from its spill files (bbolt holds every value until the commit),
+// so a batch of sessions with large spilled bodies is committed a few at a time rather
+// than gigabytes at once.
+func txBodyBytes(ss *session.Session) int {
+	n := 0
+	for _, b := range [...]*session.Body{&ss.Request.Body, responseBody(ss)} {
+		if b == nil {
+			continue
+		}
+		n += len(b.Data)
+		if b.Spilled != "" && b.Spilled != SpilledInStore && b.Size > int64(len(b.Data)) {
+			n += int(min(b.Size-int64(len(b.Data)), 1<<40))
+		}
+	}
+	return n
 }
 
 // SpilledInStore is session.Body.Spilled of a stored body whose bytes beyond Data are in

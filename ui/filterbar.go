@@ -295,6 +295,9 @@ func splitNode(id string) (kind, name string) {
 // domainOf is the group of a host: its last two labels, or the host itself for IP
 // addresses and names of one or two labels.
 func domainOf(host string) string {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h // a host with its port is grouped under the host's domain
+	}
 	if host == "" || strings.Contains(host, ":") || net.ParseIP(host) != nil {
 		return host
 	}

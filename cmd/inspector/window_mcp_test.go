@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"inspector/rootca"
 )
 
 // TestWindowMCPSwitchTakesEffectForNewSessions: the window's "Allow MCP clients to change
@@ -15,7 +17,7 @@ import (
 // endpoint's.
 func TestWindowMCPSwitchTakesEffectForNewSessions(t *testing.T) {
 	dir := t.TempDir()
-	inst, err := startInstance(dir, instanceFlags{listen: "127.0.0.1:0", captureLimit: 1 << 20, upstreamProto: "auto"})
+	inst, err := startInstance(dir, instanceFlags{listen: "127.0.0.1:0", captureLimit: 1 << 20, upstreamProto: "auto", leafDays: rootca.MaxLeafDays})
 	if err != nil {
 		t.Fatal(err)
 	}

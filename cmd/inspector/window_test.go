@@ -134,7 +134,7 @@ func TestWindowHARExportMatchesTheCLI(t *testing.T) {
 	}))
 	defer origin.Close()
 	dir := t.TempDir()
-	inst, err := startInstance(dir, instanceFlags{listen: "127.0.0.1:0", captureLimit: 1 << 20, spillLimit: 64 << 20, upstreamProto: "auto"})
+	inst, err := startInstance(dir, instanceFlags{listen: "127.0.0.1:0", captureLimit: 1 << 20, spillLimit: 64 << 20, upstreamProto: "auto", leafDays: rootca.MaxLeafDays})
 	if err != nil {
 		t.Fatal(err)
 	}

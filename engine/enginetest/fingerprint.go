@@ -3,6 +3,8 @@ package enginetest
 import (
 	"context"
 	"crypto/tls"
+	"encoding/pem"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -94,7 +96,9 @@ func StartFPOrigin(t testing.TB) *FPOrigin {
 			}
 		}
 		w.Header().Set("X-Proto", r.Proto)
-		_, _ = w.Write([]byte("fingerprinted\n"))
+		w.Header().Set("Content-Type", "text/plain")
+		// The same in the body, for clients that show only the body (a headless browser).
+		_, _ = fmt.Fprintf(w, "ja4=%s\nja3=%s\nh2=%s\n", w.Header().Get("X-JA4"), w.Header().Get("X-JA3"), w.Header().Get("X-H2FP"))
 	})
 	cfg := cert.TLS.Clone()
 	cfg.NextProtos = []string{"h2", "http/1.1"}
@@ -159,4 +163,9 @@ func (o *FPOrigin) Origin() *Origin { return &Origin{Server: o.srv, Kind: Origin
 // Pool trusts the origin's certificate, for direct clients.
 func (o *FPOrigin) Pool() *http.Transport {
 	return o.srv.Client().Transport.(*http.Transport).Clone()
+}
+
+// CertPEM is the origin's certificate in PEM, for clients that read a CA file.
+func (o *FPOrigin) CertPEM() []byte {
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: o.srv.Certificate().Raw})
 }

@@ -230,6 +230,48 @@ func compileTerm(t token) (node, error) {
 		out.pred = func(sum *session.Summary, _ *session.Session) bool {
 			return sum.DurationMS > 0 && r.has(sum.DurationMS)
 		}
+	case "ja4", "ja3":
+		pat, ja4 := strings.ToLower(v), t.field == "ja4"
+		out.needs = true
+		out.pred = func(_ *session.Summary, s *session.Session) bool {
+			if s == nil {
+				return false
+			}
+			for _, f := range [...]*session.Fingerprint{s.Client.Fingerprint, s.Upstream.Fingerprint} {
+				if f == nil {
+					continue
+				}
+				got := f.JA3
+				if ja4 {
+					got = f.JA4
+				}
+				if got != "" && globFold(pat, got) {
+					return true
+				}
+			}
+			return false
+		}
+	case "fp":
+		var want bool
+		switch strings.ToLower(v) {
+		case "mismatch":
+			want = true
+		case "match":
+		default:
+			return nil, errAt(0, "fp: takes mismatch or match (fp:mismatch)")
+		}
+		out.needs = true
+		out.pred = func(_ *session.Summary, s *session.Session) bool {
+			if s == nil || s.Client.Fingerprint == nil || s.Upstream.Fingerprint == nil {
+				return false
+			}
+			c, u := s.Client.Fingerprint, s.Upstream.Fingerprint
+			if c.JA4 == "" || u.JA4 == "" {
+				return false
+			}
+			differ := c.JA4 != u.JA4 || (c.H2 != "" && u.H2 != "" && c.H2 != u.H2)
+			return differ == want
+		}
 	case "process":
 		if v == "" {
 			return nil, errAt(0, "process: needs a process name or glob (process:curl)")

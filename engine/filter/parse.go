@@ -143,9 +143,11 @@ func (p *parser) lex() error {
 	}
 }
 
+// allLetters reports whether s can be a field name: a letter, then letters or digits
+// (ja4, ja3).
 func allLetters(s string) bool {
 	for i := 0; i < len(s); i++ {
-		if !isLetter(s[i]) {
+		if !isLetter(s[i]) && (i == 0 || s[i] < '0' || s[i] > '9') {
 			return false
 		}
 	}

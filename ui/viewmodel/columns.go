@@ -94,6 +94,38 @@ func SummaryOperation(s *session.Summary) string {
 	return ""
 }
 
+// HostKey is a row's host as the host tree groups it: the host name, with the port when
+// the URL names one that is not its scheme's default, so two services on one host
+// (localhost:3000 and localhost:8080) are two hosts.
+func HostKey(s *session.Summary) string {
+	rest, ok := strings.CutPrefix(s.URL, "https://")
+	def := "443"
+	if !ok {
+		if rest, ok = strings.CutPrefix(s.URL, "http://"); !ok {
+			return s.Host
+		}
+		def = "80"
+	}
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		rest = rest[:i]
+	}
+	if i := strings.LastIndexByte(rest, '@'); i >= 0 {
+		rest = rest[i+1:]
+	}
+	i := strings.LastIndexByte(rest, ':')
+	if i < 0 || i < strings.LastIndexByte(rest, ']') {
+		return s.Host
+	}
+	port := rest[i+1:]
+	if port == "" || port == def {
+		return s.Host
+	}
+	if strings.Contains(s.Host, ":") { // IPv6
+		return "[" + s.Host + "]:" + port
+	}
+	return s.Host + ":" + port
+}
+
 // ColumnByKey returns the column with the given Key.
 func ColumnByKey(key string) (Column, bool) {
 	for i, c := range Columns {

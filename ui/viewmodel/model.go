@@ -422,7 +422,7 @@ func (m *Model) OldestComplete() (session.ID, bool) {
 func (m *Model) Hosts() map[string]int {
 	h := make(map[string]int)
 	for _, r := range m.order {
-		h[r.Host]++
+		h[HostKey(r)]++
 	}
 	return h
 }

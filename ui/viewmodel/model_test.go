@@ -247,3 +247,25 @@ func BenchmarkUpsertAppend(b *testing.B) {
 		m.Upsert(batch)
 	}
 }
+
+// TestHostKeySeparatesPorts: two services on one host are two hosts in the tree; the
+// scheme's default port and user info are not part of the key.
+func TestHostKeySeparatesPorts(t *testing.T) {
+	for url, want := range map[string]string{
+		"http://localhost:3000/a":    "localhost:3000",
+		"http://localhost:8080/?q=1": "localhost:8080",
+		"http://localhost/":          "localhost",
+		"http://localhost:80/":       "localhost",
+		"https://api.example:443/x":  "api.example",
+		"https://api.example:8443/x": "api.example:8443",
+		"https://u:p@api.example/x":  "api.example",
+		"http://[::1]:9000/":         "[::1]:9000",
+		"https://[2001:db8::1]/":     "2001:db8::1",
+		"api.example:443":            "api.example",
+	} {
+		s := (&session.Session{Request: session.Request{URL: url}}).Summarize()
+		if got := HostKey(&s); got != want {
+			t.Errorf("%s: host key %q, want %q", url, got, want)
+		}
+	}
+}

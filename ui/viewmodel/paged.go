@@ -166,7 +166,7 @@ func (p *Pages) scan(ctx context.Context, after, counted session.ID) error {
 		}
 		for i := range rows {
 			if rows[i].ID > counted {
-				p.hosts[rows[i].Host]++
+				p.hosts[HostKey(&rows[i])]++
 			}
 		}
 		pg := len(p.anchor)

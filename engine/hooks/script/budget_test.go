@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"sort"
 	"strings"
 	"sync"
@@ -170,4 +171,110 @@ func logged(m *script.Manager, text string) bool {
 		}
 	}
 	return false
+}
+
+// peakRSS is the process's peak resident set (VmHWM), for the log.
+func peakRSS() string {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return "n/a"
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "n/a"
+}
+
+// Built-ins that make one string of a requested size throw a RangeError at once instead
+// of running for seconds over the budget and allocating a gigabyte; the script's store is
+// capped per script. Each error names the script and line, and traffic goes on.
+func TestBuiltinsAndStoreAreCapped(t *testing.T) {
+	t.Parallel()
+	// A budget that 4 MiB values fit in on a loaded machine.
+	m, p, o, _ := setup(t, script.Options{Budget: 5 * time.Second}, map[string]string{"big.js": `exports.request = function (flow) {
+  if (flow.request.url.indexOf("/repeat") >= 0) flow.request.headers.set("X-Len", String("x".repeat(1<<30).length));
+  if (flow.request.url.indexOf("/join") >= 0) flow.request.headers.set("X-Len", String(Array(1<<28).join().length));
+  if (flow.request.url.indexOf("/pad") >= 0) flow.request.headers.set("X-Len", String("x".padStart(1<<30).length));
+  if (flow.request.url.indexOf("/store") >= 0) {
+    var i = flow.request.url.split("=")[1];
+    store.set("k" + i, "y".repeat(4 << 20)); console.log("stored " + i);
+  }
+  if (flow.request.url.indexOf("/ok") >= 0) flow.request.headers.set("X-Len", String("ab".repeat(3).length));
+};`})
+	// 150 values of 4 MiB, one per request: the store keeps what fits in 32 MiB.
+	for i := range 150 {
+		do(t, p, "GET", o.URL+"/store?i="+fmt.Sprint(i), "", nil)
+		if s := next(t, p); strings.Contains(s.Comment, "limit") {
+			kept := 0
+			for _, e := range m.Log() {
+				if strings.HasPrefix(e.Text, "stored ") {
+					kept++
+				}
+			}
+			if kept != 7 || !strings.Contains(s.Comment, "big.js:7") || !strings.Contains(s.Comment, "store.set") {
+				t.Fatalf("store value %d: %q after %d kept, want the 8th refused at big.js:7", i, s.Comment, kept)
+			}
+			break
+		}
+	}
+	for path, line := range map[string]string{"/repeat": "big.js:2", "/join": "big.js:3", "/pad": "big.js:4", "/store?i=200": "big.js:7"} {
+		start := time.Now()
+		resp, _ := do(t, p, "GET", o.URL+path, "", nil)
+		took := time.Since(start)
+		s := next(t, p)
+		if resp.StatusCode != 200 || o.last(t).Header.Get("X-Len") != "" {
+			t.Errorf("%s: status %d, X-Len %q: want the request unmodified", path, resp.StatusCode, o.last(t).Header.Get("X-Len"))
+		}
+		if !strings.Contains(s.Comment, "limit") || !strings.Contains(s.Comment, line) {
+			t.Errorf("%s: comment %q, want the limit at %s", path, s.Comment, line)
+		}
+		t.Logf("%s answered in %v", path, took)
+	}
+	do(t, p, "GET", o.URL+"/ok", "", nil)
+	if o.last(t).Header.Get("X-Len") != "6" {
+		t.Errorf("a small repeat: X-Len %q", o.last(t).Header.Get("X-Len"))
+	}
+	t.Logf("peak RSS of the test process: %s", peakRSS())
+}
+
+// While a call runs over its budget inside a built-in that the interrupt reaches only when
+// it returns, other exchanges through that script do not wait for it: the script is
+// skipped for them, and their sessions say so.
+func TestOverrunningBuiltinDoesNotHoldOthers(t *testing.T) {
+	t.Parallel()
+	m, p, o, _ := setup(t, script.Options{}, map[string]string{"sort.js": `exports.request = function (flow) {
+  if (flow.request.url.indexOf("/slow") < 0) return;
+  console.log("sorting");
+  Array(1 << 24).sort();
+};`})
+	c := p.Client(t, et.ClientH1)
+	slow := make(chan time.Duration, 1)
+	go func() {
+		start := time.Now()
+		if r, err := c.Get(o.URL + "/slow"); err == nil {
+			r.Body.Close()
+		}
+		slow <- time.Since(start)
+	}()
+	deadline := time.Now().Add(20 * time.Second)
+	for !logged(m, "sorting") {
+		if time.Now().After(deadline) {
+			t.Fatal("the slow call never started")
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	lat := unrelated(t, p, o.URL+"/ok", 10)
+	took := <-slow
+	skipped := 0
+	for range 11 {
+		if s := next(t, p); strings.Contains(s.Comment, "still running an earlier call") {
+			skipped++
+		}
+	}
+	t.Logf("overrunning call took %v; 10 unrelated GETs: p95 %v, %d skipped the script", took, p95(lat), skipped)
+	if skipped == 0 {
+		t.Fatal("no exchange said the script was skipped while it ran over its budget")
+	}
 }

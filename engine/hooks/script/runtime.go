@@ -13,7 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dlclark/regexp2/v2"
@@ -33,7 +33,11 @@ type script struct {
 	err      string
 	handlers map[string]goja.Callable
 
-	mu    sync.Mutex // guards the fields below: a goja runtime is not safe for concurrent use
+	// turn is held by the call running in the runtime (a goja runtime is not safe for
+	// concurrent use) and guards the fields below; held is when it was taken (0: free).
+	turn  chan struct{}
+	held  atomic.Int64
+	skips atomic.Bool // a skip was logged during the current overrun
 	rt    *goja.Runtime
 	cur   session.ID
 	flow  *goja.Object // built on first call, bound to d, st and stage
@@ -59,7 +63,7 @@ const regexpMatchTimeout = defaultBudget
 func init() { regexp2.DefaultMatchTimeout = regexpMatchTimeout }
 
 func (m *Manager) load(file string, fi os.FileInfo) *script {
-	s := &script{file: file, mtime: fi.ModTime(), size: fi.Size(), loaded: time.Now(), handlers: map[string]goja.Callable{}}
+	s := &script{file: file, mtime: fi.ModTime(), size: fi.Size(), loaded: time.Now(), handlers: map[string]goja.Callable{}, turn: make(chan struct{}, 1)}
 	src, err := os.ReadFile(file)
 	if err != nil {
 		s.err = err.Error()
@@ -91,7 +95,8 @@ func (m *Manager) load(file string, fi os.FileInfo) *script {
 	}
 	rt.Set("console", console)
 	rt.Set("log", logFn)
-	rt.Set("store", m.storeObject(rt))
+	rt.Set("store", m.storeObject(rt, filepath.Base(file)))
+	limitBuiltins(rt)
 	if _, err := s.run(loadBudget, func() (goja.Value, error) { return rt.RunProgram(prog) }); err != nil {
 		s.err = scriptErrorText(err)
 		return s
@@ -122,7 +127,48 @@ func (s *script) handlerNames() []string {
 	return out
 }
 
-// run calls f with the runtime interrupted after budget. The caller holds s.mu (or is
+// errBusy is the error of a call skipped because the script is still running an earlier
+// call that went over its budget (a built-in goja's Interrupt cannot stop at once).
+var errBusy = errors.New("skipped: the script is still running an earlier call that went over its time budget")
+
+// overrunGrace is how long past its budget a call may hold the runtime before the calls
+// waiting for it give up: an interrupt lands within microseconds in script code, later on
+// a loaded machine, and inside a long built-in only when the built-in returns.
+func overrunGrace(budget time.Duration) time.Duration { return max(budget/4, 10*time.Millisecond) }
+
+// lock takes the script's turn. It waits for the call in the runtime, unless that call
+// has held it longer than its budget and overrunGrace: then errBusy, so that a script
+// stuck over its budget never holds other exchanges.
+func (s *script) lock(budget time.Duration) error {
+	select {
+	case s.turn <- struct{}{}:
+		s.held.Store(time.Now().UnixNano())
+		return nil
+	default:
+	}
+	poll := max(budget/10, time.Millisecond)
+	t := time.NewTicker(poll)
+	defer t.Stop()
+	for {
+		select {
+		case s.turn <- struct{}{}:
+			s.held.Store(time.Now().UnixNano())
+			return nil
+		case <-t.C:
+			if h := s.held.Load(); h != 0 && time.Since(time.Unix(0, h)) > budget+overrunGrace(budget) {
+				return errBusy
+			}
+		}
+	}
+}
+
+func (s *script) unlock() {
+	s.held.Store(0)
+	s.skips.Store(false)
+	<-s.turn
+}
+
+// run calls f with the runtime interrupted after budget. The caller holds s's turn (or is
 // loading s, which no one else sees yet).
 func (s *script) run(budget time.Duration, f func() (goja.Value, error)) (v goja.Value, err error) {
 	t := time.AfterFunc(budget, func() { s.rt.Interrupt(fmt.Sprintf("time budget of %v exceeded", budget)) })
@@ -139,8 +185,10 @@ func (s *script) run(budget time.Duration, f func() (goja.Value, error)) (v goja
 // call runs one stage handler on a draft of the flow and applies the draft only when the
 // handler returned normally.
 func (s *script) call(m *Manager, stage string, fn goja.Callable, st *flowState) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	if err := s.lock(m.opts.Budget); err != nil {
+		return err
+	}
+	defer s.unlock()
 	if st.f.Session != nil {
 		s.cur = st.f.Session.ID
 	}
@@ -162,8 +210,10 @@ func (s *script) callSummary(m *Manager, stage string, fn goja.Callable, sum ses
 
 // callValue calls an asynchronous stage's handler with plain data.
 func (s *script) callValue(m *Manager, id session.ID, fn goja.Callable, v map[string]any) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	if err := s.lock(m.opts.Budget); err != nil {
+		return err
+	}
+	defer s.unlock()
 	s.cur = id
 	defer func() { s.cur = 0 }()
 	_, err := s.run(m.opts.Budget, func() (goja.Value, error) { return fn(goja.Undefined(), s.rt.ToValue(v)) })
@@ -536,7 +586,8 @@ func jsString(rt *goja.Runtime, v goja.Value) string {
 }
 
 // storeObject is the key/value store shared by all scripts (values as JSON-like data).
-func (m *Manager) storeObject(rt *goja.Runtime) *goja.Object {
+// What each script keeps is counted against maxStorePerScript under its file name.
+func (m *Manager) storeObject(rt *goja.Runtime, owner string) *goja.Object {
 	o := rt.NewObject()
 	o.Set("get", func(key string) goja.Value {
 		b, ok := m.kv.get(key)
@@ -553,7 +604,9 @@ func (m *Manager) storeObject(rt *goja.Runtime) *goja.Object {
 		if err != nil {
 			panic(rt.NewTypeError("store.set: " + err.Error()))
 		}
-		m.kv.set(key, b)
+		if err := m.kv.set(owner, key, b, maxStorePerScript); err != nil {
+			rangeError(rt, "store.set(%q): %v", key, err)
+		}
 	})
 	o.Set("delete", func(key string) { m.kv.del(key) })
 	return o
@@ -570,8 +623,10 @@ type wsDraft struct {
 
 // callMessage runs a websocketMessage handler on wm.
 func (s *script) callMessage(m *Manager, fn goja.Callable, wm *engine.WebSocketMessage) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	if err := s.lock(m.opts.Budget); err != nil {
+		return err
+	}
+	defer s.unlock()
 	s.cur = wm.Session
 	d := &wsDraft{m: wm, op: wm.Opcode, data: wm.Data}
 	s.ws = d

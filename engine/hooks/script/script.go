@@ -95,7 +95,7 @@ func New(opts Options) (*Manager, error) {
 			return nil, fmt.Errorf("script: %w", err)
 		}
 	}
-	m := &Manager{opts: opts, kv: &kvStore{m: map[string][]byte{}}, done: make(chan *session.Session, doneQueue), stop: make(chan struct{})}
+	m := &Manager{opts: opts, kv: newKVStore(), done: make(chan *session.Session, doneQueue), stop: make(chan struct{})}
 	empty := []*script{}
 	m.scripts.Store(&empty)
 	m.Reload()
@@ -420,6 +420,9 @@ func (m *Manager) scriptError(s *script, sess *session.Session, stage string, er
 // logScriptError puts a script's error in the log and returns its text.
 func (m *Manager) logScriptError(s *script, id session.ID, stage string, err error) string {
 	msg := fmt.Sprintf("%s (%s): %s", filepath.Base(s.file), stage, scriptErrorText(err))
+	if errors.Is(err, errBusy) && s.skips.Swap(true) {
+		return msg // logged once per overrun; each skipped session still says so
+	}
 	m.logf("script error: %s", msg)
 	m.addLog(LogEntry{Time: time.Now(), File: filepath.Base(s.file), Session: id, Error: true, Text: msg})
 	return msg
@@ -477,27 +480,53 @@ func (m *Manager) runDone() {
 	}
 }
 
-// kvStore is the scripts' shared key/value store.
+// kvStore is the scripts' shared key/value store. Each entry is charged to the script
+// that set it (its file name), and no script may keep more than its limit.
 type kvStore struct {
-	mu sync.Mutex
-	m  map[string][]byte // JSON values
+	mu    sync.Mutex
+	m     map[string]kvEntry
+	usage map[string]int64 // bytes per owner
 }
+
+type kvEntry struct {
+	owner string
+	v     []byte // JSON
+}
+
+func newKVStore() *kvStore { return &kvStore{m: map[string]kvEntry{}, usage: map[string]int64{}} }
 
 func (k *kvStore) get(key string) ([]byte, bool) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	v, ok := k.m[key]
-	return v, ok
+	e, ok := k.m[key]
+	return e.v, ok
 }
 
-func (k *kvStore) set(key string, v []byte) {
+// set stores v under key for owner, unless owner would then keep more than limit bytes.
+func (k *kvStore) set(owner, key string, v []byte, limit int64) error {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	k.m[key] = v
+	use := k.usage[owner] + int64(len(key)+len(v))
+	old, had := k.m[key]
+	if had && old.owner == owner {
+		use -= int64(len(key) + len(old.v))
+	}
+	if use > limit {
+		return fmt.Errorf("%s would keep %d bytes in the store, more than its limit of %d; delete keys it no longer needs", owner, use, limit)
+	}
+	if had {
+		k.usage[old.owner] -= int64(len(key) + len(old.v))
+	}
+	k.usage[owner] += int64(len(key) + len(v))
+	k.m[key] = kvEntry{owner, v}
+	return nil
 }
 
 func (k *kvStore) del(key string) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	delete(k.m, key)
+	if e, ok := k.m[key]; ok {
+		k.usage[e.owner] -= int64(len(key) + len(e.v))
+		delete(k.m, key)
+	}
 }

@@ -15,10 +15,11 @@ import (
 //
 // The bytes of a body beyond memory go to its spill file through a goroutine of the
 // body's own (spillFile.run), which opens, writes and closes the file: the relay only
-// copies them into a bounded queue and never waits on the disk. When the disk does not
-// keep up (the body's queue or the queue of every body is full) or stalls (an open or a
-// write has been under way for stallAfter: a frozen or hung filesystem), the spill is
-// given up: the body keeps what is in memory and is marked truncated with NotCaptured
+// copies them into a bounded queue. When the queue is full it waits for room while the
+// disk makes progress (a slow disk slows a large body's capture down, as a synchronous
+// write did), but never longer than stallAfter. When the disk stalls (no room within
+// stallAfter, or an open or a write under way that long: a frozen or hung filesystem),
+// the spill is given up: the body keeps what is in memory and is marked truncated with NotCaptured
 // "disk stalled", and the goroutine removes the file once the disk answers again. While
 // a stall lasts, bodies that start spilling are given up at once.
 //
@@ -130,11 +131,35 @@ func (s *spillFile) write(p []byte) {
 	}
 }
 
-// send queues s.cur without waiting; when the queue is full or the disk stalled, it gives
-// the file up and reports false.
+// send queues s.cur. When the queues are full it waits for room while the writer makes
+// progress (a slow disk slows the capture of a large body down, as a synchronous write
+// would), but never longer than stallAfter: when the disk stalled (no room by then, or
+// an operation under way that long) it gives the file up and reports false.
 func (s *spillFile) send() bool {
 	n := int64(len(s.cur))
-	if spillQueued.Add(n) > spillQueueAll || disk.stalled() || s.stuck() {
+	var deadline *time.Timer
+	defer func() {
+		if deadline != nil {
+			deadline.Stop()
+		}
+	}()
+	for spillQueued.Add(n) > spillQueueAll {
+		spillQueued.Add(-n)
+		if disk.stalled() || s.stuck() {
+			s.giveUp(ReasonDiskStalled)
+			return false
+		}
+		if deadline == nil {
+			deadline = time.NewTimer(stallAfter)
+		}
+		select {
+		case <-deadline.C:
+			s.giveUp(ReasonDiskStalled)
+			return false
+		case <-time.After(time.Millisecond): // the queue of every body drains in chunks
+		}
+	}
+	if disk.stalled() || s.stuck() {
 		spillQueued.Add(-n)
 		s.giveUp(ReasonDiskStalled)
 		return false
@@ -145,6 +170,15 @@ func (s *spillFile) send() bool {
 		s.cur = nil
 		return true
 	default:
+	}
+	if deadline == nil {
+		deadline = time.NewTimer(stallAfter)
+	}
+	select {
+	case s.q <- s.cur:
+		s.cur = nil
+		return true
+	case <-deadline.C:
 		s.queued.Add(-n)
 		spillQueued.Add(-n)
 		s.giveUp(ReasonDiskStalled)

@@ -388,3 +388,37 @@ func hash12(s string) string {
 	sum := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(sum[:])[:12]
 }
+
+// Without returns h's record with the extensions ids left out (the lengths adjusted),
+// or the record itself when it has none of them.
+func (h *Hello) Without(ids ...uint16) []byte {
+	if !slices.ContainsFunc(h.Extensions, func(e uint16) bool { return slices.Contains(ids, e) }) {
+		return h.Record
+	}
+	msg := h.Record[5:]
+	s := cryptobyte.String(msg[4:])
+	var skip cryptobyte.String
+	s.Skip(2 + 32)
+	s.ReadUint8LengthPrefixed(&skip)
+	s.ReadUint16LengthPrefixed(&skip)
+	s.ReadUint8LengthPrefixed(&skip)
+	head := msg[4 : len(msg)-len(s)] // version … compression methods
+	var exts cryptobyte.String
+	s.ReadUint16LengthPrefixed(&exts)
+	var kept []byte
+	for !exts.Empty() {
+		var id uint16
+		var data cryptobyte.String
+		exts.ReadUint16(&id)
+		exts.ReadUint16LengthPrefixed(&data)
+		if !slices.Contains(ids, id) {
+			kept = append(kept, byte(id>>8), byte(id), byte(len(data)>>8), byte(len(data)))
+			kept = append(kept, data...)
+		}
+	}
+	body := append(append([]byte(nil), head...), byte(len(kept)>>8), byte(len(kept)))
+	body = append(body, kept...)
+	out := []byte{0x16, h.Record[1], h.Record[2], byte((len(body) + 4) >> 8), byte(len(body) + 4),
+		1, byte(len(body) >> 16), byte(len(body) >> 8), byte(len(body))}
+	return append(out, body...)
+}

@@ -3,6 +3,7 @@ package fingerprint
 import (
 	"net"
 	"sync"
+	"sync/atomic"
 )
 
 // Recorder keeps the first bytes that pass one way through a connection (reads or
@@ -12,7 +13,7 @@ type Recorder struct {
 	mu   sync.Mutex
 	buf  []byte
 	max  int
-	done bool
+	done atomic.Bool
 	// enough, when set, is asked after each chunk whether the bytes so far are enough.
 	enough func([]byte) bool
 }
@@ -26,13 +27,13 @@ func NewRecorder(max int, enough func([]byte) bool) *Recorder {
 func (r *Recorder) Add(p []byte) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.done || len(p) == 0 {
+	if r.done.Load() || len(p) == 0 {
 		return
 	}
 	n := min(len(p), r.max-len(r.buf))
 	r.buf = append(r.buf, p[:n]...)
 	if len(r.buf) >= r.max || (r.enough != nil && r.enough(r.buf)) {
-		r.done = true
+		r.done.Store(true)
 	}
 }
 
@@ -43,12 +44,11 @@ func (r *Recorder) Bytes() []byte {
 	return r.buf
 }
 
+// Stop makes the recorder take no more bytes.
+func (r *Recorder) Stop() { r.done.Store(true) }
+
 // Done reports whether the recorder stopped taking bytes.
-func (r *Recorder) Done() bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.done
-}
+func (r *Recorder) Done() bool { return r.done.Load() }
 
 // HelloComplete is an enough func for ClientHello records: true once b holds a whole
 // ClientHello or can no longer become one.

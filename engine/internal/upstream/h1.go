@@ -85,17 +85,18 @@ func (p *Pinned) give(c *h1Conn) {
 
 // h1Conn is an origin connection of a Pinned.
 type h1Conn struct {
-	// scheme, authority and insecure are what it was dialed for.
-	scheme, authority string
-	insecure          bool
-	conn              net.Conn // *tls.Conn over a *trackedConn, or the *trackedConn itself
-	raw               *trackedConn
-	lr                headLimitReader
-	br                *bufio.Reader
-	bw                *bufio.Writer
-	tls               *tls.ConnectionState
-	used              bool
-	expire            *time.Timer // while in the idle pool
+	// scheme, authority, insecure and mirror (the Mirror.Key, "" for Go's ClientHello)
+	// are what it was dialed for.
+	scheme, authority, mirror string
+	insecure                  bool
+	conn                      net.Conn // *tls.Conn over a *trackedConn, or the *trackedConn itself
+	raw                       *trackedConn
+	lr                        headLimitReader
+	br                        *bufio.Reader
+	bw                        *bufio.Writer
+	tls                       *tls.ConnectionState
+	used                      bool
+	expire                    *time.Timer // while in the idle pool
 
 	mu       sync.Mutex
 	canceled bool // the round trip's context ended: the deadline stays in the past
@@ -184,7 +185,7 @@ func validRequest(req *http.Request) error {
 
 // roundTripPinned runs req on p's connection (dialing one when p holds none, or one for
 // another origin). ok is false when p could not take it: the caller uses the Transport.
-func (u *Upstream) roundTripPinned(p *Pinned, req *http.Request, insecure bool, authority string) (resp *http.Response, ok bool, err error) {
+func (u *Upstream) roundTripPinned(p *Pinned, req *http.Request, insecure bool, authority string, m *Mirror) (resp *http.Response, ok bool, err error) {
 	c, ok := p.take(&u.idle)
 	if !ok {
 		return nil, false, nil
@@ -193,7 +194,11 @@ func (u *Upstream) roundTripPinned(p *Pinned, req *http.Request, insecure bool, 
 		p.give(c)
 		return nil, true, err
 	}
-	if c != nil && (c.scheme != req.URL.Scheme || c.authority != authority || c.insecure != insecure) {
+	mkey := ""
+	if m != nil && req.URL.Scheme == "https" {
+		mkey = m.Key
+	}
+	if c != nil && (c.scheme != req.URL.Scheme || c.authority != authority || c.insecure != insecure || c.mirror != mkey) {
 		u.idle.put(c) // another origin's (a hook or rule moved the request)
 		c = nil
 	}
@@ -202,12 +207,12 @@ func (u *Upstream) roundTripPinned(p *Pinned, req *http.Request, insecure bool, 
 		c = nil
 	}
 	if c == nil {
-		c = u.idle.get(req.URL.Scheme, authority, insecure)
+		c = u.idle.get(req.URL.Scheme, authority, insecure, mkey)
 	}
 	ctx := req.Context()
 	for attempt := 0; ; attempt++ {
 		if c == nil {
-			if c, err = u.dialH1(ctx, req, authority, insecure); err != nil {
+			if c, err = u.dialH1(ctx, req, authority, insecure, m); err != nil {
 				p.give(nil)
 				return nil, true, err
 			}
@@ -243,7 +248,7 @@ func (r retryable) Unwrap() error { return r.err }
 
 // dialH1 connects to authority for req (TLS offering only http/1.1 for https), reporting
 // the TLS handshake to the context's trace (DNS and connect come from net's own trace).
-func (u *Upstream) dialH1(ctx context.Context, req *http.Request, authority string, insecure bool) (*h1Conn, error) {
+func (u *Upstream) dialH1(ctx context.Context, req *http.Request, authority string, insecure bool, m *Mirror) (*h1Conn, error) {
 	nc, err := u.DialContext(ctx, "tcp", authority)
 	if err != nil {
 		return nil, err
@@ -255,28 +260,11 @@ func (u *Upstream) dialH1(ctx context.Context, req *http.Request, authority stri
 		if insecure {
 			cfg = u.h1TLS[1]
 		}
-		cfg = cfg.Clone()
-		cfg.ServerName = req.URL.Hostname()
-		tc := tls.Client(raw, cfg)
-		trace := httptrace.ContextClientTrace(ctx)
-		if trace != nil && trace.TLSHandshakeStart != nil {
-			trace.TLSHandshakeStart()
+		if m != nil {
+			c.mirror = m.Key
 		}
-		hctx, cancel := ctx, context.CancelFunc(func() {})
-		if u.cfg.TLSTimeout > 0 {
-			hctx, cancel = context.WithTimeout(ctx, u.cfg.TLSTimeout)
-		}
-		err = tc.HandshakeContext(hctx)
-		cancel()
-		st := tc.ConnectionState()
-		if trace != nil && trace.TLSHandshakeDone != nil {
-			trace.TLSHandshakeDone(st, err)
-		}
+		tc, st, err := u.handshake(ctx, raw, req.URL.Hostname(), insecure, cfg, m, []string{"http/1.1"})
 		if err != nil {
-			raw.Close()
-			if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
-				err = errors.New("net/http: TLS handshake timeout")
-			}
 			return nil, err
 		}
 		c.conn, c.tls = tc, &st
@@ -419,6 +407,7 @@ type h1Pool struct {
 type h1Key struct {
 	scheme, authority string
 	insecure          bool
+	mirror            string
 }
 
 const (
@@ -433,7 +422,7 @@ func (p *h1Pool) put(c *h1Conn) {
 		c.conn.Close()
 		return
 	}
-	k := h1Key{c.scheme, c.authority, c.insecure}
+	k := h1Key{c.scheme, c.authority, c.insecure, c.mirror}
 	p.mu.Lock()
 	if p.shut || p.n >= h1IdleMax || len(p.conns[k]) >= h1IdlePerHost {
 		p.mu.Unlock()
@@ -469,8 +458,8 @@ func (p *h1Pool) remove(k h1Key, c *h1Conn) bool {
 }
 
 // get returns the most recently kept live connection to the origin, nil when none.
-func (p *h1Pool) get(scheme, authority string, insecure bool) *h1Conn {
-	k := h1Key{scheme, authority, insecure}
+func (p *h1Pool) get(scheme, authority string, insecure bool, mirror string) *h1Conn {
+	k := h1Key{scheme, authority, insecure, mirror}
 	for {
 		p.mu.Lock()
 		l := p.conns[k]

@@ -16,7 +16,10 @@ import (
 	"time"
 
 	"github.com/quic-go/quic-go"
+	utls "github.com/refraction-networking/utls"
 	"golang.org/x/net/http2"
+
+	"inspector/engine/internal/fingerprint"
 )
 
 // Config is what the upstream needs to know. Roots and Proto are required; the func
@@ -38,12 +41,12 @@ type Config struct {
 	// frame capture; a wrapped connection must implement NetConn() (returning c) so
 	// ConnID still finds its number. Stale reports whether such a wrapped connection
 	// must take no new requests (net/http then dials a fresh one).
-	TapH2 func(c *tls.Conn, id uint64) net.Conn
+	TapH2 func(c net.Conn, id uint64) net.Conn
 	Stale func(tapped net.Conn) bool
 	// QUICConfig returns the QUIC settings of upstream QUIC connection id.
 	QUICConfig func(id uint64) *quic.Config
-	// KeyLog, when set, receives the NSS key-log lines of every upstream TLS and QUIC
-	// connection (--keylog). It must be safe for concurrent use.
+	// KeyLog, when set, receives the TLS secrets of every origin connection (NSS key
+	// log format), mirrored or not (--keylog). It must be safe for concurrent use.
 	KeyLog io.Writer
 }
 
@@ -72,6 +75,11 @@ type Upstream struct {
 	closer []func()
 	ids    uint64
 	idMu   sync.Mutex
+
+	// mirrors are the pools of mirrored connections, by mirror key (mirror.go).
+	mirrors   map[string]*mirrorRT
+	mirrorMu  sync.Mutex
+	usessions utls.ClientSessionCache
 }
 
 // ErrReserved is returned when a request would reach the proxy's own addresses.
@@ -96,7 +104,7 @@ func New(cfg Config) (*Upstream, error) {
 	if cfg.QUICConfig == nil {
 		cfg.QUICConfig = func(uint64) *quic.Config { return &quic.Config{} }
 	}
-	u := &Upstream{cfg: cfg}
+	u := &Upstream{cfg: cfg, usessions: utls.NewLRUClientSessionCache(1024)}
 	u.dialer = net.Dialer{Timeout: cfg.DialTimeout, KeepAlive: 30 * time.Second}
 	roots := cfg.Roots
 	var err error
@@ -117,7 +125,7 @@ func New(cfg Config) (*Upstream, error) {
 	u.plain = u.baseTransport()
 	u.closer = append(u.closer, u.plain.CloseIdleConnections)
 	u.h3 = newH3Pool(u)
-	u.closer = append(u.closer, u.h3.close, u.idle.close)
+	u.closer = append(u.closer, u.h3.close, u.idle.close, u.closeMirrors)
 	return u, nil
 }
 
@@ -247,7 +255,22 @@ func (u *Upstream) Close() {
 // trackedConn numbers upstream connections so sessions can say which one they used.
 type trackedConn struct {
 	net.Conn
-	id uint64
+	id    uint64
+	hello *fingerprint.Recorder // the ClientHello written on it
+	// mirror says how its ClientHello was made (Opening.Mirror).
+	mirror string
+	fp     atomic.Pointer[any] // Remember's value
+}
+
+func (c *trackedConn) Write(p []byte) (int, error) {
+	if !c.hello.Done() {
+		if len(p) > 0 && p[0] != 0x16 {
+			c.hello.Stop() // not TLS: nothing to record
+		} else {
+			c.hello.Add(p)
+		}
+	}
+	return c.Conn.Write(p)
 }
 
 // DialContext dials an origin over TCP (refusing reserved addresses); the connection is
@@ -268,7 +291,7 @@ func (u *Upstream) DialContext(ctx context.Context, network, addr string) (net.C
 		c.Close()
 		return nil, ErrReserved
 	}
-	return &trackedConn{Conn: c, id: u.nextConnID()}, nil
+	return &trackedConn{Conn: c, id: u.nextConnID(), hello: fingerprint.NewRecorder(fingerprint.MaxHello, fingerprint.HelloComplete)}, nil
 }
 
 // nextConnID numbers upstream connections (TCP and QUIC) for session.Conn.ConnID.
@@ -313,7 +336,10 @@ type ConnTrace interface {
 // HTTP/1.1, so the origin sees what it would have seen without the proxy. pin, when not
 // nil, is the client connection's own origin connection (h1.go): a request that goes over
 // HTTP/1.1 and may take the lighter path runs on it instead of the Transport's pool.
-func (u *Upstream) RoundTrip(req *http.Request, tr ConnTrace, mirrorH1 bool, pin *Pinned) (resp *http.Response, reason string, err error) {
+//
+// m, when not nil, is the client's ClientHello for the origin connection to mirror
+// (mirror.go); HTTP/3 does not mirror.
+func (u *Upstream) RoundTrip(req *http.Request, tr ConnTrace, mirrorH1 bool, pin *Pinned, m *Mirror) (resp *http.Response, reason string, err error) {
 	var rt http.RoundTripper = u.plain
 	var authority string
 	insecure := false
@@ -374,9 +400,20 @@ func (u *Upstream) RoundTrip(req *http.Request, tr ConnTrace, mirrorH1 bool, pin
 					hostport = net.JoinHostPort(req.URL.Hostname(), "80")
 				}
 			}
-			resp, pinned, err = u.roundTripPinned(pin, req, insecure, hostport)
+			resp, pinned, err = u.roundTripPinned(pin, req, insecure, hostport, m)
 		}
 		if !pinned {
+			if m != nil && authority != "" {
+				alpn := []string{"h2", "http/1.1"}
+				switch {
+				case h1, req.Header.Get("Upgrade") != "":
+					// An Upgrade (WebSocket) needs HTTP/1.1, as net/http has it.
+					alpn = []string{"http/1.1"}
+				case u.cfg.Proto == "h2":
+					alpn = []string{"h2"}
+				}
+				rt = u.mirrorPool(m, insecure, alpn)
+			}
 			resp, err = rt.RoundTrip(req)
 		}
 		if err != nil {

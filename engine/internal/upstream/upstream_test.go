@@ -55,7 +55,7 @@ func roundTrip(t *testing.T, u *upstream.Upstream, url string, tr upstream.ConnT
 	if ct != nil {
 		req = req.WithContext(httptrace.WithClientTrace(req.Context(), ct))
 	}
-	resp, reason, err := u.RoundTrip(req, tr, false, nil)
+	resp, reason, err := u.RoundTrip(req, tr, false, nil, nil)
 	if err == nil {
 		io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
