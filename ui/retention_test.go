@@ -82,6 +82,7 @@ func TestExportForSharing(t *testing.T) {
 		t.Fatal("no preview")
 	}
 	prev := u.sharePreviewText()
+	// Authorization sorts before Cookie: the token is the first secret, REDACTED-1.
 	if !strings.Contains(prev, "request header Authorization → REDACTED-1") || !strings.Contains(prev, "response body $.access_token → REDACTED-1") ||
 		strings.Contains(prev, "tok-9f8e7d6c5b4a3210") || strings.Contains(prev, "cookie-77665544") {
 		t.Fatalf("preview:\n%s", prev)
