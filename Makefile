@@ -20,6 +20,8 @@ APT_PKGS  += wget httpie python3-requests python3-httpx nodejs default-jdk-headl
              mono-mcs mono-runtime libmono-system-net-http4.0-cil rustc
 # Native file dialogs (ui/nativedialog): a private session bus for the desktop-portal tests.
 APT_PKGS  += dbus-daemon
+# TLS key log (--keylog): tshark decrypts a loopback capture with it (cmd/inspector).
+APT_PKGS  += tshark
 # The frozen-disk test (store): an ext4 image loop-mounted and frozen with fsfreeze.
 APT_PKGS  += e2fsprogs util-linux mount
 

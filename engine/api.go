@@ -3,6 +3,7 @@ package engine
 import (
 	"crypto/tls"
 	"crypto/x509"
+	"io"
 	"net/netip"
 	"time"
 
@@ -115,6 +116,12 @@ type Config struct {
 	// clients is terminated with certificates minted for the SNI or the target's host;
 	// plain HTTP is accepted too. The Host header sent upstream is the target's.
 	Reverse string
+
+	// KeyLog, when set, receives the TLS secrets of both legs as NSS key-log lines
+	// (SSLKEYLOGFILE format, which Wireshark and tshark read): the client leg, where the
+	// proxy is the server, and the upstream leg, where it is the client; TCP and QUIC.
+	// Each line is written whole, in one Write.
+	KeyLog io.Writer
 
 	// FrameSink, when set, turns on HTTP/2 and HTTP/3 frame capture: it receives the frames
 	// of a session's stream (with its connection's connection-level frames) once the

@@ -26,6 +26,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log"
 	"net"
 	"net/http"
@@ -57,6 +58,7 @@ type Engine struct {
 	tlsInfos tlsCache    // upstream TLS records, one per connection state
 	proxyLog *log.Logger // the exchanges' reverse proxies log here
 	tlsConf  baseTLS
+	keyLog   io.Writer // Config.KeyLog, one line per write; nil when off
 
 	capture    atomic.Bool
 	captureMem *capture.Budget // Config.CaptureMemory; nil: no cap
@@ -193,6 +195,7 @@ func New(cfg Config) (*Engine, error) {
 		return nil, fmt.Errorf("proxy listener: %w", err)
 	}
 	e := &Engine{
+		keyLog:   newKeyLog(cfg.KeyLog),
 		cfg:      cfg,
 		ln:       ln,
 		inFlight: map[session.ID]session.Summary{},

@@ -75,7 +75,8 @@ func (e *Engine) initH3() error {
 		return nil
 	}
 	tlsConf := &tls.Config{
-		MinVersion: tls.VersionTLS13,
+		MinVersion:   tls.VersionTLS13,
+		KeyLogWriter: e.keyLog,
 		GetCertificate: func(hello *tls.ClientHelloInfo) (*tls.Certificate, error) {
 			host := hello.ServerName
 			if host == "" && e.rev != nil {

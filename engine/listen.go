@@ -143,8 +143,9 @@ func (e *Engine) initServers() {
 	var ticketKey [32]byte
 	_, _ = rand.Read(ticketKey[:])
 	e.tlsConf.server = &tls.Config{
-		NextProtos: []string{"h2", "http/1.1"},
-		MinVersion: tls.VersionTLS10,
+		NextProtos:   []string{"h2", "http/1.1"},
+		MinVersion:   tls.VersionTLS10,
+		KeyLogWriter: e.keyLog,
 		GetCertificate: func(hello *tls.ClientHelloInfo) (*tls.Certificate, error) {
 			host := hello.ServerName
 			if host == "" {

@@ -39,6 +39,7 @@ func (e *Engine) newUpstream() (*upstream.Upstream, error) {
 		MaxHeaderBytes:  maxHeaderBytes,
 		Reserved:        e.isReserved,
 		QUICConfig:      func(id uint64) *quic.Config { return e.quicConfig(legUpstream, id) },
+		KeyLog:          e.keyLog,
 	}
 	if e.cfg.FrameSink != nil {
 		cfg.TapH2 = func(c net.Conn, id uint64) net.Conn { return e.newH2Tap(c, legUpstream, id) }

@@ -56,10 +56,13 @@ func CompactPath(path string) string { return path + ".compact" }
 
 // Options for Open. The zero value gives the defaults noted on each field.
 type Options struct {
-	MaxSessions      int   // retention by count; default 1,000,000
-	MaxBytes         int64 // retention by total stored bytes; default 4 GiB
-	MoveAsideCorrupt bool  // rename a corrupt file to sessions.db.corrupt-TIME and start fresh
-	ReadOnly         bool  // no writer: Put, Delete, … fail; shares the file with other readers
+	MaxSessions int   // retention by count; default 1,000,000
+	MaxBytes    int64 // retention by total stored bytes; default 4 GiB
+	// MaxAge evicts sessions started longer ago than this (0: no age limit); checked at
+	// each commit and by Enforce. Sessions marked Keep are never evicted (SetKeep).
+	MaxAge           time.Duration
+	MoveAsideCorrupt bool // rename a corrupt file to sessions.db.corrupt-TIME and start fresh
+	ReadOnly         bool // no writer: Put, Delete, … fail; shares the file with other readers
 	// LockTimeout bounds the wait for the file lock before Open gives ErrLocked; default 2 s.
 	LockTimeout time.Duration
 	// QueueSize is the capacity of Put's queue; default 16384 sessions.
@@ -102,6 +105,10 @@ type Stats struct {
 	// Overflowed counts sessions whose bodies waited in the overflow file because the
 	// queue held Options.QueueBytes of bodies (none of them lost unless counted above).
 	Overflowed uint64 `json:"overflowed"`
+	// Evicted counts sessions retention removed since the store was opened, and
+	// LastEviction is the latest commit that removed some (nil: none yet).
+	Evicted      uint64    `json:"evicted"`
+	LastEviction *Eviction `json:"last_eviction,omitempty"`
 	// Missing counts ids skipped by an earlier crash ("N sessions may be missing"; doc.go).
 	Missing uint64 `json:"missing"`
 	// LastError is the error of the failing commits ("" when none, and again once a commit
@@ -151,6 +158,7 @@ type Store struct {
 	broken   atomic.Pointer[error] // set when a write transaction panicked (writeTx)
 	opts     Options
 	readOnly bool
+	ret      retention // eviction counters and the age limit (retention.go)
 
 	next      atomic.Uint64 // last id handed out
 	reserved  atomic.Uint64 // ids up to here are reserved on disk
@@ -500,6 +508,7 @@ func (s *Store) writeTx(f func(*bolt.Tx) error) error {
 	defer s.ixMu.Unlock()
 	err, panicked := guardPanic(func() error { return s.db.Update(f) })
 	s.ix.settle(err == nil)
+	s.ret.settle(err == nil)
 	if panicked {
 		s.broken.CompareAndSwap(nil, &err)
 	}
@@ -788,6 +797,8 @@ func (s *Store) Stats() Stats {
 		Overflowed:    s.ovf.overflowed(),
 		Missing:       s.missing,
 		MovedAside:    s.movedAside,
+		Evicted:       s.ret.evicted.Load(),
+		LastEviction:  s.ret.last.Load(),
 	}
 	if p := s.lastErr.Load(); p != nil {
 		st.LastError = *p

@@ -421,18 +421,38 @@ func (s *Store) commit(batch []*session.Session, frames [][]session.Frame, clean
 // bucket, walking backwards from it: no search per key (bbolt's cursor stays valid going
 // backwards over deleted keys, not forwards).
 func (s *Store) evict(b *buckets, count uint64, total int64) (uint64, int64, bool, error) {
+	pol := s.retentionPolicy()
 	over := func() bool { return count > uint64(s.opts.MaxSessions) || total > s.opts.MaxBytes }
-	if !over() {
+	old := func(v []byte) bool { return pol.cutoff != 0 && v != nil && summaryStarted(v) < pol.cutoff }
+	c := b.sums.Cursor()
+	k, v := c.First()
+	if k == nil || !over() && !old(v) {
 		return count, total, false, nil
 	}
-	c := b.sums.Cursor()
-	var last session.ID
-	n := 0
-	for k, v := c.First(); k != nil && over(); k, v = c.Next() {
+	kept := b.meta.Tx().Bucket(bKept)
+	var last, firstKept session.ID
+	n, scanned := 0, 0
+	reason := ""
+	for ; k != nil && scanned < 2*evictStep; k, v = c.Next() {
+		isOver := over()
+		if !isOver && !old(v) {
+			break
+		}
 		if n == evictStep {
 			break
 		}
-		last = keyID(k)
+		scanned++
+		id := keyID(k)
+		if kept != nil && kept.Get(k[:8]) != nil {
+			if firstKept == 0 {
+				firstKept = id
+			}
+			continue
+		}
+		if reason == "" {
+			reason = s.evictReason(isOver, count, total)
+		}
+		last = id
 		count--
 		total -= summaryStored(v)
 		n++
@@ -440,24 +460,39 @@ func (s *Store) evict(b *buckets, count uint64, total int64) (uint64, int64, boo
 	if n == 0 {
 		return count, total, false, nil
 	}
+	var keep func(id session.ID) bool
+	if firstKept != 0 {
+		keep = func(id session.ID) bool { return kept.Get(idKey(id)) != nil }
+	}
 	for _, bk := range []*bolt.Bucket{b.sums, b.sess, b.bodies, b.msgs, b.frames} {
 		var onDelete func(v []byte)
 		if bk == b.sess {
 			onDelete = b.certCh.remove
 		}
-		if err := deleteThrough(bk, last, onDelete); err != nil {
+		if err := deleteThroughExcept(bk, last, keep, onDelete); err != nil {
 			return count, total, false, err
 		}
 	}
-	if err := evictIndex(b, last); err != nil {
+	ixLast := last
+	if firstKept != 0 && firstKept <= last {
+		ixLast = firstKept - 1 // a segment holding a kept session stays searchable
+	}
+	if err := evictIndex(b, ixLast); err != nil {
 		return count, total, false, err
 	}
-	return count, total, n == evictStep && over(), nil
+	s.ret.note(uint64(n), reason)
+	return count, total, n == evictStep && (over() || old(v)), nil
 }
 
 // deleteThrough deletes every key of bk whose session id is ≤ last, calling onDelete (if
 // not nil) with each value first.
 func deleteThrough(bk *bolt.Bucket, last session.ID, onDelete func(v []byte)) error {
+	return deleteThroughExcept(bk, last, nil, onDelete)
+}
+
+// deleteThroughExcept is deleteThrough leaving the keys of the sessions keep reports
+// (nil: none).
+func deleteThroughExcept(bk *bolt.Bucket, last session.ID, keep func(session.ID) bool, onDelete func(v []byte)) error {
 	c := bk.Cursor()
 	var k, v []byte
 	if last == math.MaxUint64 {
@@ -470,6 +505,9 @@ func deleteThrough(bk *bolt.Bucket, last session.ID, onDelete func(v []byte)) er
 	for ; k != nil; k, v = c.Prev() {
 		if len(k) >= 8 && keyID(k) > last {
 			break
+		}
+		if keep != nil && len(k) >= 8 && keep(keyID(k)) {
+			continue
 		}
 		if onDelete != nil {
 			onDelete(v)

@@ -133,35 +133,57 @@ func (u *UI) ExportHAR(w io.Writer, scope Scope) (int, error) {
 // window's cache. It reads only the Store and the immutable sessions collected before it
 // starts, so it is safe off the UI goroutine.
 func (u *UI) ExportIDs(w io.Writer, ids []session.ID, progress func(done, total int)) (int, error) {
-	if u.deps.HAR == nil || u.deps.HAR.NewWriter == nil {
-		return 0, ErrNoHAR
-	}
+	return u.exportWith(w, ids, progress, nil)
+}
+
+// exportLoader returns the loader of whole sessions ExportIDs uses: the Store's, else the
+// window's cache; nil, nil for a session gone meanwhile. Safe off the UI goroutine once
+// made (on the UI goroutine).
+func (u *UI) exportLoader(ids []session.ID) func(id session.ID) (*session.Session, error) {
 	cached := make(map[session.ID]*session.Session, len(ids))
 	for _, id := range ids {
 		if s, ok := u.recent[id]; ok {
 			cached[id] = s
 		}
 	}
-	hasStore := u.deps.Store != nil
+	st := u.deps.Store
+	return func(id session.ID) (*session.Session, error) {
+		if st == nil {
+			return cached[id], nil
+		}
+		s, err := st.Get(id)
+		if errors.Is(err, store.ErrNotFound) {
+			return cached[id], nil // not committed yet, or deleted meanwhile
+		}
+		if err != nil {
+			return nil, fmt.Errorf("loading session %d: %w", id, err)
+		}
+		return s, nil
+	}
+}
+
+// exportWith is ExportIDs with each session passed through transform (nil: as stored).
+func (u *UI) exportWith(w io.Writer, ids []session.ID, progress func(done, total int), transform func(*session.Session) *session.Session) (int, error) {
+	if u.deps.HAR == nil || u.deps.HAR.NewWriter == nil {
+		return 0, ErrNoHAR
+	}
+	load := u.exportLoader(ids)
 	hw, err := u.deps.HAR.NewWriter(w)
 	if err != nil {
 		return 0, err
 	}
 	n := 0
 	for i, id := range ids {
-		var s *session.Session
-		if hasStore {
-			if s, err = u.deps.Store.Get(id); errors.Is(err, store.ErrNotFound) {
-				s = cached[id] // not committed yet, or deleted meanwhile
-			} else if err != nil {
-				hw.Close()
-				return n, fmt.Errorf("loading session %d: %w", id, err)
-			}
-		} else {
-			s = cached[id]
+		s, err := load(id)
+		if err != nil {
+			hw.Close()
+			return n, err
 		}
 		if s == nil {
 			continue
+		}
+		if transform != nil {
+			s = transform(s)
 		}
 		if err := hw.Add(s); err != nil {
 			hw.Close()
@@ -189,35 +211,46 @@ func (u *UI) exportDialog() {
 	}
 	home, _ := os.UserHomeDir()
 	u.pathDialogWith("Export HAR", "Export", filepath.Join(home, "inspector.har"), true, scope, func(path string) {
-		sc := ScopeAll
-		for i, n := range scopeNames {
-			if n == scope.Selected {
-				sc = Scope(i)
-			}
-		}
-		ids, err := u.exportIDs(sc)
-		if err != nil {
-			dialog.ShowError(err, u.win)
-			return
-		}
-		f, err := os.Create(path)
-		if err != nil {
-			dialog.ShowError(fmt.Errorf("cannot write the HAR file: %w", err), u.win)
-			return
-		}
-		u.runExport(f, ids, path)
+		u.exportScopeTo(path, scopeOf(scope.Selected), u.ExportIDs, "Exported %d sessions with their whole bodies to %s.")
 	})
 }
 
-// runExport writes in the background with a progress dialog.
-func (u *UI) runExport(wc io.WriteCloser, ids []session.ID, path string) {
+// scopeOf is the Scope a radio label names.
+func scopeOf(label string) Scope {
+	for i, n := range scopeNames {
+		if n == label {
+			return Scope(i)
+		}
+	}
+	return ScopeAll
+}
+
+// exportScopeTo writes the sessions of sc to path with export, in the background.
+func (u *UI) exportScopeTo(path string, sc Scope, export func(io.Writer, []session.ID, func(done, total int)) (int, error), done string) {
+	ids, err := u.exportIDs(sc)
+	if err != nil {
+		dialog.ShowError(err, u.win)
+		return
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		dialog.ShowError(fmt.Errorf("cannot write the HAR file: %w", err), u.win)
+		return
+	}
+	u.runExportWith(f, ids, path, export, done)
+}
+
+// runExportWith writes with export in the background with a progress dialog, then says
+// done (a format with the count and the path).
+func (u *UI) runExportWith(wc io.WriteCloser, ids []session.ID, path string,
+	export func(io.Writer, []session.ID, func(done, total int)) (int, error), done string) {
 	bar := widget.NewProgressBar()
 	prog := dialog.NewCustomWithoutButtons("Exporting HAR…", bar, u.win)
 	prog.Show()
 	go func() {
-		n, err := u.ExportIDs(wc, ids, func(done, total int) {
-			if done%100 == 0 || done == total {
-				fyne.Do(func() { bar.SetValue(float64(done) / float64(max(total, 1))) })
+		n, err := export(wc, ids, func(i, total int) {
+			if i%100 == 0 || i == total {
+				fyne.Do(func() { bar.SetValue(float64(i) / float64(max(total, 1))) })
 			}
 		})
 		if cerr := wc.Close(); err == nil {
@@ -229,7 +262,7 @@ func (u *UI) runExport(wc io.WriteCloser, ids []session.ID, path string) {
 				dialog.ShowError(fmt.Errorf("export failed after %d sessions: %w", n, err), u.win)
 				return
 			}
-			dialog.ShowInformation("Export HAR", fmt.Sprintf("Exported %d sessions with their whole bodies to %s.", n, path), u.win)
+			dialog.ShowInformation("Export HAR", fmt.Sprintf(done, n, path), u.win)
 		})
 	}()
 }

@@ -42,11 +42,17 @@ func (u *UI) contextMenu() *fyne.Menu {
 	if n > 1 {
 		del = fmt.Sprintf("Delete %d sessions", n)
 	}
+	_, canKeep := u.deps.Store.(Keeper)
+	keep := "Keep (never removed by retention)"
+	if u.selectionKept() {
+		keep = "Don't keep"
+	}
 	return fyne.NewMenu("",
 		item("Copy URL", u.CopyURL, n == 0),
 		item("Copy as curl", u.CopyCurl, n == 0),
 		item("Copy raw", u.CopyRaw, n == 0),
 		u.copyAsItem(),
+		u.copyAsMaskedItem(),
 		fyne.NewMenuItemSeparator(),
 		item(replay, u.ReplaySelection, noDbg || n == 0),
 		item("Edit and resend…", u.debug.composeSelected, noDbg || !one),
@@ -57,6 +63,7 @@ func (u *UI) contextMenu() *fyne.Menu {
 		item("Map remote from this exchange…", u.mapRemoteDialog, noDbg || !one),
 		fyne.NewMenuItemSeparator(),
 		mark,
+		item(keep, u.ToggleKeepSelection, n == 0 || !canKeep || u.deps.ReadOnly),
 		item("Compare with…", u.compareSelected, u.compare == nil || n == 0 || n > 2),
 		fyne.NewMenuItemSeparator(),
 		item(del, u.DeleteSelection, n == 0 || u.deps.ReadOnly),
@@ -124,6 +131,61 @@ func (u *UI) setMark(s *session.Session, mark, comment string) error {
 	}
 	u.changed(u.model.Upsert([]session.Summary{sum}))
 	return nil
+}
+
+// Keeper is a store with the Keep mark (*store.Store): a kept session is never evicted.
+type Keeper interface {
+	SetKeep(id session.ID, on bool) error
+}
+
+// selectionKept says every selected session is marked Keep.
+func (u *UI) selectionKept() bool {
+	ss := u.SelectedSessions()
+	for _, s := range ss {
+		if !s.Flags.Has(session.FlagKept) {
+			return false
+		}
+	}
+	return len(ss) > 0
+}
+
+// ToggleKeepSelection marks the selected sessions Keep, or, when all of them are kept
+// already, removes the mark.
+func (u *UI) ToggleKeepSelection() {
+	k, ok := u.deps.Store.(Keeper)
+	if !ok {
+		return
+	}
+	on := !u.selectionKept()
+	var errs []error
+	n := 0
+	for _, s := range u.SelectedSessions() {
+		if err := k.SetKeep(s.ID, on); err != nil {
+			errs = append(errs, fmt.Errorf("#%d: %w", s.ID, err))
+			continue
+		}
+		n++
+		c := s.Clone() // cached sessions are immutable: replace, never modify
+		if on {
+			c.Flags |= session.FlagKept
+		} else {
+			c.Flags &^= session.FlagKept
+		}
+		u.remember(c)
+		sum := c.Summarize()
+		if r, ok := u.model.Get(s.ID); ok {
+			sum.InFlight = r.InFlight
+		}
+		u.changed(u.model.Upsert([]session.Summary{sum}))
+	}
+	if err := errors.Join(errs...); err != nil {
+		dialog.ShowError(err, u.win)
+	}
+	if on {
+		u.notify(plural(uint64(n), "session kept", "sessions kept") + ": retention never removes them")
+	} else {
+		u.notify(plural(uint64(n), "session", "sessions") + " no longer kept")
+	}
 }
 
 // BreakOnSelectedURL adds a request breakpoint for the selected session's URL (without

@@ -69,3 +69,39 @@ func (u *UI) selectedRequests() []*session.Request {
 	}
 	return out
 }
+
+// copyAsMaskedItem is "Copy as, secrets masked": the same languages, with the requests
+// passed through the redaction rules first (one placeholder per secret in the snippet).
+func (u *UI) copyAsMaskedItem() *fyne.MenuItem {
+	it := CopyAsMenuItem(u.app, u.selectedMaskedRequests, func(lang string, n int, err error) {
+		if err != nil {
+			u.notify("Copy as " + codegen.Titles[lang] + " failed: " + err.Error())
+			return
+		}
+		u.lastCopy = "as " + codegen.Titles[lang] + ", secrets masked"
+		u.notify(fmt.Sprintf("Copied %d request(s) as %s with secrets masked", n, codegen.Titles[lang]))
+	})
+	it.Label = "Copy as, secrets masked"
+	it.Disabled = u.model.SelectionLen() == 0
+	return it
+}
+
+// selectedMaskedRequests are selectedRequests with secrets masked; nil (nothing copied)
+// when the rules cannot be loaded, which the status bar says.
+func (u *UI) selectedMaskedRequests() []*session.Request {
+	red, err := u.Redactor()
+	if err != nil {
+		u.notify("Copy with secrets masked: " + err.Error())
+		return nil
+	}
+	ss := u.SelectedSessions()
+	for _, s := range ss {
+		red.Learn(s)
+	}
+	out := make([]*session.Request, len(ss))
+	for i, s := range ss {
+		m, _ := red.Session(s)
+		out[i] = &m.Request
+	}
+	return out
+}

@@ -25,6 +25,10 @@ type MCP interface {
 	Activity() []MCPEvent // oldest first
 	WritesAllowed() bool
 	SetWritesAllowed(on bool)
+	// RedactAnswers says answers go out with secrets masked (on by default); the switch
+	// is saved.
+	RedactAnswers() bool
+	SetRedactAnswers(on bool) error
 }
 
 // MCPClientCommand is the command line an MCP client (an AI agent) is configured with.
@@ -39,6 +43,7 @@ type mcpPanel struct {
 	table   *widget.Table
 	clients *widget.Label
 	writes  *widget.Check
+	redact  *widget.Check
 }
 
 func (u *UI) showMCP() *mcpPanel {
@@ -80,6 +85,21 @@ func (u *UI) showMCP() *mcpPanel {
 		}
 	})
 	p.writes.Checked = u.deps.MCP.WritesAllowed()
+	p.redact = widget.NewCheck("Mask secrets in answers (tokens, cookies, passwords; the redaction rules)", func(on bool) {
+		if on == u.deps.MCP.RedactAnswers() {
+			return
+		}
+		if err := u.deps.MCP.SetRedactAnswers(on); err != nil {
+			dialog.ShowError(err, u.win)
+			return
+		}
+		if on {
+			u.notify("MCP: answers mask secrets")
+		} else {
+			u.notify("MCP: answers carry secrets unmasked")
+		}
+	})
+	p.redact.Checked = u.deps.MCP.RedactAnswers()
 	cmd := widget.NewEntry()
 	cmd.SetText(MCPClientCommand)
 	copyBtn := widget.NewButtonWithIcon("Copy", theme.ContentCopyIcon(), func() { u.copyText("the MCP command", MCPClientCommand) })
@@ -88,7 +108,7 @@ func (u *UI) showMCP() *mcpPanel {
 	note.Wrapping = fyne.TextWrapWord
 	top := container.NewVBox(
 		widget.NewLabelWithStyle("Client command", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
-		container.NewBorder(nil, nil, nil, copyBtn, cmd), note, p.writes, widget.NewSeparator(), p.clients)
+		container.NewBorder(nil, nil, nil, copyBtn, cmd), note, p.writes, p.redact, widget.NewSeparator(), p.clients)
 	u.mcp = p
 	p.win = u.liveWindow("MCP", fyne.NewSize(900, 600), container.NewBorder(top, nil, nil, nil, p.table), p.refresh,
 		func() { u.mcp = nil })
@@ -130,4 +150,5 @@ func (p *mcpPanel) refresh() {
 	}
 	p.clients.SetText("Clients seen: " + strings.Join(parts, ", "))
 	p.writes.SetChecked(p.u.deps.MCP.WritesAllowed())
+	p.redact.SetChecked(p.u.deps.MCP.RedactAnswers())
 }

@@ -13,6 +13,7 @@ type mcpLog struct {
 	mu     sync.Mutex
 	events []MCPEvent
 	writes bool
+	clear  bool // answers unmasked
 }
 
 func (m *mcpLog) Activity() []MCPEvent {
@@ -22,6 +23,13 @@ func (m *mcpLog) Activity() []MCPEvent {
 }
 func (m *mcpLog) WritesAllowed() bool      { m.mu.Lock(); defer m.mu.Unlock(); return m.writes }
 func (m *mcpLog) SetWritesAllowed(on bool) { m.mu.Lock(); defer m.mu.Unlock(); m.writes = on }
+func (m *mcpLog) RedactAnswers() bool      { m.mu.Lock(); defer m.mu.Unlock(); return !m.clear }
+func (m *mcpLog) SetRedactAnswers(on bool) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.clear = !on
+	return nil
+}
 
 func TestMCPPanelShowsActivityClientsAndSwitch(t *testing.T) {
 	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.Local)
@@ -62,5 +70,17 @@ func TestMCPPanelShowsActivityClientsAndSwitch(t *testing.T) {
 	p.writes.SetChecked(false)
 	if m.WritesAllowed() {
 		t.Fatal("switch off left writes on")
+	}
+	// Masking of answers: on by default, switched off and on from the window.
+	if !p.redact.Checked {
+		t.Fatal("the masking switch is off by default")
+	}
+	p.redact.SetChecked(false)
+	if m.RedactAnswers() || !strings.Contains(u.status.Note(), "unmasked") {
+		t.Fatalf("masking switch off: %v, note %q", m.RedactAnswers(), u.status.Note())
+	}
+	p.redact.SetChecked(true)
+	if !m.RedactAnswers() {
+		t.Fatal("masking switch on left it off")
 	}
 }

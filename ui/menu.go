@@ -46,20 +46,28 @@ func newMenus(u *UI) *menus {
 	imp := item("Import HAR into this capture…", u.importDialog, sc(fyne.KeyI, ctrl))
 	exp := item("Export HAR…", u.exportDialog, sc(fyne.KeyS, ctrl))
 	exp.Icon = theme.DocumentSaveIcon()
+	share := item("Export for sharing…", u.shareDialog, nil)
+	saveCapture := item("Save capture as…", u.saveCaptureDialog, nil)
+	if _, ok := u.deps.Store.(CaptureSaver); !ok {
+		saveCapture.Disabled = true
+	}
 	quit := item("Quit", u.app.Quit, sc(fyne.KeyQ, ctrl))
 	quit.IsQuit = true
-	file := fyne.NewMenu("File", openHAR, openStore, fyne.NewMenuItemSeparator(), imp, exp, fyne.NewMenuItemSeparator(), quit)
+	file := fyne.NewMenu("File", openHAR, openStore, saveCapture, fyne.NewMenuItemSeparator(), imp, exp, share, fyne.NewMenuItemSeparator(), quit)
 
 	del := item("Delete", u.DeleteSelection, sc(fyne.KeyDelete, ctrl))
 	clr := item("Clear all…", u.confirmClear, sc(fyne.KeyX, ctrl|fyne.KeyModifierShift))
 	copyAs := u.copyAsItem()
 	copyAs.Disabled = false // the menu is built once; with nothing selected it copies nothing
+	copyMasked := u.copyAsMaskedItem()
+	copyMasked.Disabled = false
 	m.compare = item("Compare selected", u.compareTwo, sc(fyne.KeyD, ctrl))
 	edit := fyne.NewMenu("Edit",
 		item("Copy URL", u.CopyURL, sc(fyne.KeyC, ctrl|fyne.KeyModifierShift)),
 		item("Copy as curl", u.CopyCurl, sc(fyne.KeyK, ctrl|fyne.KeyModifierShift)),
 		item("Copy raw", u.CopyRaw, sc(fyne.KeyR, ctrl|fyne.KeyModifierShift)),
 		copyAs,
+		copyMasked,
 		fyne.NewMenuItemSeparator(),
 		// Ctrl+A stays the entries' own select-all; in the list it selects every session.
 		item("Select all sessions", u.SelectAll, nil),

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"inspector/store"
 	"strings"
 	"time"
 
@@ -111,6 +112,10 @@ func (s *statusBar) update() {
 		}
 		if ss.Missing > 0 {
 			parts = append(parts, plural(ss.Missing, "session may be missing", "sessions may be missing"))
+		}
+		if ss.Evicted > 0 && ss.LastEviction != nil {
+			// Retention said aloud: "12,000 old sessions removed to stay under 4 GiB".
+			parts = append(parts, store.Eviction{Count: ss.Evicted, Reason: ss.LastEviction.Reason}.Message())
 		}
 	} else {
 		parts = append(parts, "not stored")

@@ -167,6 +167,9 @@ type UI struct {
 	win  fyne.Window
 	deps Deps
 
+	// sharePreview is the export-for-sharing dialog's preview while it is open (share.go).
+	sharePreviewText func() string
+
 	model  *viewmodel.Model
 	recent map[session.ID]*session.Session
 	rorder []session.ID // recent ids, oldest first

@@ -17,6 +17,7 @@ import (
 
 	"inspector/engine/filter"
 	"inspector/engine/session"
+	"inspector/internal/redact"
 	"inspector/store"
 	"inspector/store/har"
 )
@@ -435,10 +436,23 @@ func runHARExport(args []string) error {
 	dataDir := dataDirFlag(fs)
 	filterExpr := fs.String("filter", "", "only sessions matching this filter expression")
 	out := fs.String("o", "", "output `FILE` (required; - for stdout)")
+	share := fs.Bool("share", false, "export for sharing: mask secrets (the default rules and DATA-DIR/"+redact.FileName+"); the store keeps the originals")
+	preview := fs.Bool("preview", false, "with --share: list what would be masked, one line per place, and write no HAR")
+	var extra []redact.Rule
+	fs.Func("redact", "with --share: one more redaction `RULE` (header:NAME, param:NAME, json:PATH, regex:RE, filter:EXPR; repeatable)", func(v string) error {
+		r, err := redact.ParseRule(v)
+		if err == nil {
+			extra = append(extra, r)
+		}
+		return err
+	})
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
-	if *out == "" {
+	if len(extra) > 0 || *preview {
+		*share = true
+	}
+	if *out == "" && !*preview {
 		return usagef("har export needs -o FILE")
 	}
 	f, err := parseFilterFlag(*filterExpr)
@@ -449,11 +463,75 @@ func runHARExport(args []string) error {
 	if err != nil {
 		return err
 	}
+	var red *redact.Redactor
+	if *share {
+		if red, err = loadRedactor(dir, extra); err != nil {
+			return err
+		}
+	}
 	src, err := openSource(dir)
 	if err != nil {
 		return err
 	}
 	defer src.Close()
+	each := func(fn func(*session.Session) error) error {
+		switch {
+		case src.st != nil:
+			return src.st.Each(store.Query{Filter: f}, fn)
+		case src.api != nil:
+			var after session.ID
+			for {
+				sums, err := src.api.sessions(*filterExpr, after, 500)
+				if err != nil {
+					return err
+				}
+				for i := range sums {
+					s, err := src.api.session(sums[i].ID)
+					if errors.Is(err, store.ErrNotFound) {
+						continue // evicted meanwhile
+					}
+					if err == nil {
+						err = fn(s)
+					}
+					if err != nil {
+						return err
+					}
+				}
+				if len(sums) < 500 {
+					return nil
+				}
+				after = sums[len(sums)-1].ID
+			}
+		}
+		return nil
+	}
+	if red != nil {
+		// First pass: learn every secret, so that one revealed by a later session is
+		// masked in the earlier ones too.
+		if err := each(func(s *session.Session) error { red.Learn(s); return nil }); err != nil {
+			return err
+		}
+	}
+	if *preview {
+		places := 0
+		err := each(func(s *session.Session) error {
+			_, found := red.Session(s)
+			for _, fd := range found {
+				places++
+				ph := fd.Placeholder
+				if ph == "" {
+					ph = "-"
+				}
+				fmt.Fprintf(stdout, "#%d\t%s\t%s\t%s\t(%s)\n", s.ID, fd.Where, ph, fd.Hint, fd.Rule)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "har export: %d places would be masked, %d distinct secrets\n", places, red.Placeholders())
+		return nil
+	}
 
 	// Write to a temporary file renamed at the end: no half-written HAR under FILE.
 	var dst io.Writer = stdout
@@ -480,7 +558,7 @@ func runHARExport(args []string) error {
 		total, _ = src.st.Count(f)
 	}
 	n := 0
-	progress := func() {
+	err = each(func(s *session.Session) error {
 		n++
 		if n%1000 == 0 {
 			if total > 0 {
@@ -489,35 +567,11 @@ func runHARExport(args []string) error {
 				fmt.Fprintf(stderr, "har export: %d sessions\n", n)
 			}
 		}
-	}
-	switch {
-	case src.st != nil:
-		err = src.st.Each(store.Query{Filter: f}, func(s *session.Session) error {
-			progress()
-			return hw.Add(s)
-		})
-	case src.api != nil:
-		var after session.ID
-		for err == nil {
-			var sums []session.Summary
-			sums, err = src.api.sessions(*filterExpr, after, 500)
-			for i := 0; err == nil && i < len(sums); i++ {
-				var s *session.Session
-				if s, err = src.api.session(sums[i].ID); errors.Is(err, store.ErrNotFound) {
-					err = nil // evicted meanwhile
-					continue
-				}
-				if err == nil {
-					progress()
-					err = hw.Add(s)
-				}
-			}
-			if len(sums) < 500 {
-				break
-			}
-			after = sums[len(sums)-1].ID
+		if red != nil {
+			s, _ = red.Session(s)
 		}
-	}
+		return hw.Add(s)
+	})
 	if err != nil {
 		return err
 	}
@@ -533,14 +587,18 @@ func runHARExport(args []string) error {
 		}
 		tmp = nil
 	}
+	if red != nil {
+		fmt.Fprintf(stderr, "har export: %d sessions written, %d distinct secrets masked\n", n, red.Placeholders())
+		return nil
+	}
 	fmt.Fprintf(stderr, "har export: %d sessions written\n", n)
 	return nil
 }
 
 // importHARInto reads a HAR document and stores its sessions, all or none, streaming:
 // one entry in memory at a time, written in chunks the store rolls back on error.
-func importHARInto(st *store.Store, r io.Reader) ([]session.ID, error) {
-	return st.ImportStream(func(add func(*session.Session) error) error {
+func importHARInto(st *store.Store, r io.Reader) (importResult, error) {
+	return importInto(st, func(add func(*session.Session) error) error {
 		_, err := har.Decode(r, har.DefaultLimits, func(s *session.Session, _ session.ID) error { return add(s) })
 		return err
 	})
@@ -555,23 +613,36 @@ func runHARImport(args []string) error {
 	if fs.NArg() != 1 {
 		return usagef("har import takes one FILE")
 	}
-	in, err := os.Open(fs.Arg(0))
-	if err != nil {
-		return err
-	}
-	defer in.Close()
 	dir, err := dataDir()
 	if err != nil {
 		return err
 	}
+	return runImport(dir, "har import", fs.Arg(0), importHARInto, func(api *controlClient, r io.Reader) (importResult, error) {
+		return api.importHAR(r)
+	})
+}
+
+// runImport opens FILE and the store (or the running instance's control API) and imports,
+// all or nothing, then says what was added and what retention removed to make room.
+func runImport(dir, cmd, file string, direct func(*store.Store, io.Reader) (importResult, error), viaAPI func(*controlClient, io.Reader) (importResult, error)) error {
+	in, err := os.Open(file)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	var ids []session.ID
-	st, err := store.Open(filepath.Join(dir, "sessions.db"), store.Options{LockTimeout: cliLockTimeout})
+	lim, err := loadRetention(dir)
+	if err != nil {
+		return err
+	}
+	var res importResult
+	st, err := store.Open(filepath.Join(dir, "sessions.db"), store.Options{LockTimeout: cliLockTimeout,
+		MaxSessions: lim.MaxSessions, MaxBytes: lim.MaxBytes, MaxAge: lim.MaxAge})
 	switch {
 	case err == nil:
-		ids, err = importHARInto(st, in)
+		res, err = direct(st, in)
 		if cerr := st.Close(); err == nil {
 			err = cerr
 		}
@@ -580,15 +651,17 @@ func runHARImport(args []string) error {
 		if cerr != nil {
 			return fmt.Errorf("%w, but its control API is not available: %v", err, cerr)
 		}
-		ids, err = api.importHAR(in)
+		if viaAPI == nil {
+			return fmt.Errorf("%w: stop it, or import from its window", err)
+		}
+		res, err = viaAPI(api, in)
 	}
 	if err != nil {
-		return fmt.Errorf("har import %s: %w (nothing was added)", fs.Arg(0), err)
+		return fmt.Errorf("%s %s: %w (nothing was added)", cmd, file, err)
 	}
-	if len(ids) == 0 {
-		fmt.Fprintf(stdout, "imported 0 sessions\n")
-		return nil
+	fmt.Fprintln(stdout, res.message())
+	if res.OwnEvicted > 0 {
+		fmt.Fprintf(stderr, "%s: the store's retention limit removed %d of the imported sessions at once; raise --max-sessions or --max-size (retention.json)\n", cmd, res.OwnEvicted)
 	}
-	fmt.Fprintf(stdout, "imported %d sessions (#%d–#%d)\n", len(ids), ids[0], ids[len(ids)-1])
 	return nil
 }

@@ -46,7 +46,8 @@ const maxImportBytes = 1 << 30
 //	GET  /api/v1/sessions/{id}                           one session.Session in full
 //	GET  /api/v1/sessions/{id}/content                   its decoded views (engine/content)
 //	GET  /api/v1/stats                                   store.Stats
-//	POST /api/v1/har                                     HAR import (body: the HAR file); {"ids": […]}
+//	POST /api/v1/har                                     HAR import (body: the HAR file); {"ids": […], "evicted": N, …}
+//	POST /api/v1/sessions/{id}/keep                      {"keep": true|false}: the Keep mark (never evicted)
 //
 // and every pattern of extra (net/http ServeMux patterns, e.g. "POST /api/v1/replay"),
 // all behind the same authentication: "Authorization: Bearer TOKEN", else 401. Requests
@@ -74,6 +75,7 @@ func startControl(dataDir, proxyAddr string, st *store.Store, extra map[string]h
 	mux.Handle(framesPattern, framesHandler(st))
 	mux.Handle(contentPattern, contentHandler(st, instanceProtos)) // content_api.go
 	mux.HandleFunc("POST /api/v1/har", c.importHAR)
+	mux.Handle("POST /api/v1/sessions/{id}/keep", keepHandler(st))
 	mountDiffRoutes(mux, st, dataDir)
 	for pattern, h := range extra {
 		if err := handleSafely(mux, pattern, h); err != nil {
@@ -306,12 +308,12 @@ func (c *controlServer) stats(w http.ResponseWriter, r *http.Request) {
 
 // importHAR adds the sessions of the HAR document in the body, all or none.
 func (c *controlServer) importHAR(w http.ResponseWriter, r *http.Request) {
-	ids, err := importHARInto(c.st, http.MaxBytesReader(w, r.Body, maxImportBytes))
+	res, err := importHARInto(c.st, http.MaxBytesReader(w, r.Body, maxImportBytes))
 	if err != nil {
 		writeJSONError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	writeJSON(w, map[string][]session.ID{"ids": ids})
+	writeJSON(w, res)
 }
 
 // controlClient calls a running instance's control API, as described by its
@@ -404,11 +406,9 @@ func (c *controlClient) stats() (store.Stats, error) {
 	return st, c.do("GET", "/api/v1/stats", nil, &st)
 }
 
-func (c *controlClient) importHAR(r io.Reader) ([]session.ID, error) {
-	var out struct {
-		IDs []session.ID `json:"ids"`
-	}
-	return out.IDs, c.do("POST", "/api/v1/har", r, &out)
+func (c *controlClient) importHAR(r io.Reader) (importResult, error) {
+	var out importResult
+	return out, c.do("POST", "/api/v1/har", r, &out)
 }
 
 // call is do with a JSON request body (in may be nil).

@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -19,6 +20,7 @@ import (
 	"inspector/engine/hooks/script"
 	"inspector/engine/netprofile"
 	"inspector/engine/session"
+	"inspector/internal/redact"
 	"inspector/platform"
 	"inspector/rootca"
 	"inspector/store"
@@ -42,6 +44,10 @@ type instance struct {
 	// mcpWrites says new MCP sessions on /api/v1/mcp get the write tools (--mcp-writes,
 	// the window's Tools ▸ MCP… switch).
 	mcpWrites *atomic.Bool
+	// mcpRedact says MCP answers are masked (on unless --mcp-no-redact or the saved
+	// switch); redaction holds the user's rules (DATA-DIR/redaction.json).
+	mcpRedact *atomic.Bool
+	redaction *redact.Settings
 	// shaper applies network conditions (--network-profile, the window's dialog);
 	// scripts runs the JavaScript addons (the window's Tools ▸ Scripts…).
 	shaper  *netprofile.Shaper
@@ -67,10 +73,11 @@ type instanceFlags struct {
 	noCapture                                       bool
 	h3Refuse                                        string
 	h3Passthrough                                   string
-	mcpWrites                                       bool
+	mcpWrites, mcpNoRedact                          bool
 	scripts                                         []string
-	networkProfile                                  string
-	leafDays                                        int // 0: rootca.MaxLeafDays
+	networkProfile, keylog                          string
+	limits                                          store.Limits // retention (retention.json and --max-*)
+	leafDays                                        int          // 0: rootca.MaxLeafDays
 	listenSocks                                     string
 	modes                                           captureModes // cmd_capture.go
 }
@@ -87,6 +94,8 @@ func runInstance(args []string) error {
 	})
 	fs.StringVar(&f.networkProfile, "network-profile", "", "emulate network conditions: a preset (3G, Slow 3G, Slow 4G, 4G, Lossy Wi-Fi, Offline), bw:KBPS[,up:KBPS][,latency:MS][,hosts:GLOB|GLOB][,url:REGEX]..., or none")
 	fs.BoolVar(&f.mcpWrites, "mcp-writes", false, "let MCP clients of /api/v1/mcp use the tools that change anything (breakpoints, resume, replay, send, rules)")
+	fs.StringVar(&f.keylog, "keylog", os.Getenv("SSLKEYLOGFILE"), "append the TLS secrets of both legs to `FILE` as NSS key-log lines, for Wireshark (default: $SSLKEYLOGFILE)")
+	fs.BoolVar(&f.mcpNoRedact, "mcp-no-redact", false, "answer MCP clients of /api/v1/mcp with secrets unmasked (masking is on by default)")
 	fs.StringVar(&f.listen, "listen", "127.0.0.1:8080", "proxy listener address (port 0 picks a free port)")
 	fs.StringVar(&f.listenSocks, "listen-socks", "", "also accept SOCKS5 clients on this address (loopback unless --allow-remote; user/password when --proxy-auth is set)")
 	fs.Func("leaf-days", "days each minted certificate lasts, 1 to 47 (default 47; browsers refuse longer ones)", func(v string) error {
@@ -114,8 +123,9 @@ func runInstance(args []string) error {
 	fs.BoolVar(&f.noCapture, "no-capture", false, "start with recording off: traffic is relayed but no sessions are captured or stored")
 	fs.BoolVar(&f.resetStore, "reset-store", false, "if the session store is damaged, move it aside and start a new one")
 	fs.BoolVar(&f.systemProxy, "system-proxy", false, "point the OS system proxy at this instance while it runs (restored on exit, and after a crash)")
-	protoPathFlag(fs) // content_api.go
-	contractFlag(fs)  // cmd_contract.go
+	limits := retentionFlags(fs) // retention.go
+	protoPathFlag(fs)            // content_api.go
+	contractFlag(fs)             // cmd_contract.go
 	captureModeFlags(fs, &f.modes)
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -125,6 +135,9 @@ func runInstance(args []string) error {
 	}
 	dir, err := dataDir()
 	if err != nil {
+		return err
+	}
+	if f.limits, err = limits(dir); err != nil {
 		return err
 	}
 	inst, err := startInstance(dir, f)
@@ -197,7 +210,8 @@ func startInstance(dir string, f instanceFlags) (_ *instance, err error) {
 			return nil, fmt.Errorf("--upstream-ca: %s holds no PEM certificate", f.upstreamCA)
 		}
 	}
-	st, err := store.Open(filepath.Join(dir, "sessions.db"), store.Options{MoveAsideCorrupt: f.resetStore})
+	st, err := store.Open(filepath.Join(dir, "sessions.db"), store.Options{MoveAsideCorrupt: f.resetStore,
+		MaxSessions: f.limits.MaxSessions, MaxBytes: f.limits.MaxBytes, MaxAge: f.limits.MaxAge})
 	if err != nil {
 		if errors.Is(err, store.ErrCorrupt) {
 			return nil, fmt.Errorf("%w (start with --reset-store to move it aside and begin a new one)", err)
@@ -206,6 +220,14 @@ func startInstance(dir string, f instanceFlags) (_ *instance, err error) {
 	}
 	inst.store = st
 	inst.stops = append(inst.stops, st.Close)
+	if f.limits.MaxAge > 0 {
+		// The age limit passes with time: apply it now and every minute, not only when
+		// traffic commits.
+		if n, err := st.Enforce(); err == nil && n > 0 {
+			fmt.Fprintf(stderr, "inspector: %s\n", st.Stats().LastEviction.Message())
+		}
+		inst.stops = append(inst.stops, everyMinute(func() { st.Enforce() }))
+	}
 	if ss := st.Stats(); ss.MovedAside != "" || ss.Missing > 0 {
 		if ss.MovedAside != "" {
 			fmt.Fprintf(stderr, "inspector: the damaged session store was moved to %s; starting with an empty one\n", ss.MovedAside)
@@ -226,7 +248,17 @@ func startInstance(dir string, f instanceFlags) (_ *instance, err error) {
 	if err := os.MkdirAll(spillDir, 0o700); err != nil {
 		return nil, fmt.Errorf("spill folder: %w", err)
 	}
+	var keyLog io.Writer
+	if f.keylog != "" {
+		kf, err := os.OpenFile(f.keylog, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+		if err != nil {
+			return nil, fmt.Errorf("--keylog: %w", err)
+		}
+		inst.stops = append(inst.stops, kf.Close)
+		keyLog = kf
+	}
 	eng, err := engine.New(engine.Config{
+		KeyLog:           keyLog,
 		Listen:           f.listen,
 		AllowRemote:      f.allowRemote,
 		ProxyAuth:        auth,
@@ -301,7 +333,28 @@ func startInstance(dir string, f instanceFlags) (_ *instance, err error) {
 	inst.mcp = &mcpActivity{}
 	inst.mcpWrites = new(atomic.Bool)
 	inst.mcpWrites.Store(f.mcpWrites)
-	for p, h := range mcpHandlers(dir, inst.mcpWrites, inst.mcp) {
+	rs, err := openRedaction(dir)
+	if err != nil {
+		return nil, err
+	}
+	inst.redaction = rs
+	var red atomic.Pointer[redact.Redactor]
+	rebuild := func() {
+		if r, err := rs.Redactor(nil, redact.Options{}); err == nil {
+			red.Store(r)
+		}
+	}
+	rebuild()
+	rs.OnChange(rebuild)
+	inst.mcpRedact = new(atomic.Bool)
+	inst.mcpRedact.Store(rs.MCP() && !f.mcpNoRedact)
+	masker := func() *redact.Redactor {
+		if !inst.mcpRedact.Load() {
+			return nil
+		}
+		return red.Load()
+	}
+	for p, h := range mcpHandlers(dir, inst.mcpWrites, masker, inst.mcp) {
 		routes[p] = h
 	}
 	addr, stop, err := startControl(dir, eng.Addr(), st, routes)

@@ -40,6 +40,7 @@ import (
 	"inspector/engine/session"
 	"inspector/internal/codegen"
 	"inspector/internal/diff"
+	"inspector/internal/redact"
 	"inspector/store"
 	"inspector/store/har"
 )
@@ -71,6 +72,16 @@ type mcpBackend struct {
 	// activity records each tool call (client name, tool, a short summary of the input)
 	// so the running instance can show what an agent did. Nil: not recorded.
 	activity func(client, tool, detail string)
+	// masker returns the Redactor answers go through, or nil when masking is off (the
+	// window's Tools ▸ MCP switch, `inspector mcp --no-redact`). Nil func: off.
+	masker func() *redact.Redactor
+}
+
+func (b *mcpBackend) redactor() *redact.Redactor {
+	if b.masker == nil {
+		return nil
+	}
+	return b.masker()
 }
 
 func (b *mcpBackend) live() (*controlClient, error) {
@@ -81,6 +92,16 @@ func (b *mcpBackend) live() (*controlClient, error) {
 }
 
 func (b *mcpBackend) list(expr string, after session.ID, limit int, newest bool) ([]session.Summary, error) {
+	sums, err := b.listRaw(expr, after, limit, newest)
+	if r := b.redactor(); r != nil {
+		for i := range sums {
+			sums[i] = r.Summary(sums[i])
+		}
+	}
+	return sums, err
+}
+
+func (b *mcpBackend) listRaw(expr string, after session.ID, limit int, newest bool) ([]session.Summary, error) {
 	switch {
 	case b.st != nil:
 		q := store.Query{After: after, Limit: limit, Newest: newest}
@@ -99,6 +120,14 @@ func (b *mcpBackend) list(expr string, after session.ID, limit int, newest bool)
 }
 
 func (b *mcpBackend) get(id session.ID) (*session.Session, error) {
+	ss, err := b.getRaw(id)
+	if r := b.redactor(); r != nil && ss != nil {
+		ss, _ = r.Session(ss)
+	}
+	return ss, err
+}
+
+func (b *mcpBackend) getRaw(id session.ID) (*session.Session, error) {
 	switch {
 	case b.st != nil:
 		return b.st.Get(id)
@@ -109,6 +138,14 @@ func (b *mcpBackend) get(id session.ID) (*session.Session, error) {
 }
 
 func (b *mcpBackend) frames(id session.ID) ([]session.Frame, error) {
+	fs, err := b.framesRaw(id)
+	if r := b.redactor(); r != nil && fs != nil {
+		fs = r.Frames(fs)
+	}
+	return fs, err
+}
+
+func (b *mcpBackend) framesRaw(id session.ID) ([]session.Frame, error) {
 	switch {
 	case b.st != nil:
 		return b.st.Frames(id)
@@ -336,7 +373,7 @@ func addReadTools(s *mcp.Server, b *mcpBackend) {
 		})
 	tool(s, b, "diff_sessions", "Compare two sessions: request line, headers (added/removed/changed), bodies (JSON-aware with paths like $.items[3].price, text by lines, binary by hash), with volatile fields (dates, request ids, tokens) marked ignored.",
 		func(ctx context.Context, in diffIn) (*diff.Exchange, error) {
-			if b.api != nil {
+			if b.api != nil && b.redactor() == nil {
 				var out diff.Exchange
 				err := b.api.do("GET", fmt.Sprintf("/api/v1/diff?a=%d&b=%d", in.A, in.B), nil, &out)
 				return &out, err
@@ -387,6 +424,11 @@ func addReadTools(s *mcp.Server, b *mcpBackend) {
 			var out pausedOut
 			if err := api.do("GET", "/api/v1/paused", nil, &out.Paused); err != nil {
 				return out, err
+			}
+			if r := b.redactor(); r != nil {
+				for i := range out.Paused {
+					maskPaused(r, &out.Paused[i])
+				}
 			}
 			if out.Paused == nil {
 				out.Paused = []breakpoint.Paused{}
@@ -802,6 +844,7 @@ func runMCP(args []string) error {
 	fs := newFlagSet("mcp")
 	dataDir := dataDirFlag(fs)
 	allowWrites := fs.Bool("allow-writes", false, "enable the tools that change anything: breakpoints, resume/respond/abort, replay, send, rules")
+	noRedact := fs.Bool("no-redact", false, "answer with secrets unmasked (masking, on by default, follows DATA-DIR/"+redact.FileName+")")
 	dir, err := parseNoArgsDir(fs, args, dataDir)
 	if err != nil {
 		return err
@@ -812,6 +855,21 @@ func runMCP(args []string) error {
 	}
 	defer src.Close()
 	b := &mcpBackend{st: src.st, api: src.api, dataDir: dir}
+	if !*noRedact {
+		rs, err := openRedaction(dir)
+		if err != nil {
+			return err
+		}
+		if rs.MCP() {
+			red, err := rs.Redactor(nil, redact.Options{})
+			if err != nil {
+				return err
+			}
+			b.masker = func() *redact.Redactor { return red }
+		} else {
+			fmt.Fprintln(stderr, "inspector mcp: masking of secrets is off ("+redact.FileName+")")
+		}
+	}
 	if b.api != nil {
 		// Tell the instance what the agent does, so its window can show it.
 		b.activity = func(client, tool, detail string) {
@@ -828,7 +886,7 @@ func runMCP(args []string) error {
 // mcpHandlers are the running instance's MCP routes on the control API: streamable HTTP at
 // /api/v1/mcp (tools served from the instance's own control API, so both ways in behave
 // the same) and the activity log. self connects lazily, once control.json exists.
-func mcpHandlers(dataDir string, writes *atomic.Bool, act *mcpActivity) map[string]http.Handler {
+func mcpHandlers(dataDir string, writes *atomic.Bool, masker func() *redact.Redactor, act *mcpActivity) map[string]http.Handler {
 	var once sync.Once
 	var ro, rw *mcp.Server
 	var initErr error
@@ -842,7 +900,7 @@ func mcpHandlers(dataDir string, writes *atomic.Bool, act *mcpActivity) map[stri
 				initErr = err
 				return
 			}
-			b := &mcpBackend{api: api, activity: act.add}
+			b := &mcpBackend{api: api, activity: act.add, masker: masker, dataDir: dataDir}
 			ro, rw = newMCPServer(b, false), newMCPServer(b, true)
 		})
 		if ro == nil {
@@ -874,6 +932,29 @@ func mcpHandlers(dataDir string, writes *atomic.Bool, act *mcpActivity) map[stri
 			writeJSON(w, map[string]bool{"ok": true})
 		}),
 	}
+}
+
+// maskPaused masks a session held at a breakpoint, as the MCP answer shows it.
+func maskPaused(r *redact.Redactor, p *breakpoint.Paused) {
+	h := p.Header.Clone()
+	if p.Decoded != "" {
+		h.Del("Content-Encoding") // the body is shown decoded already
+	}
+	s := &session.Session{Request: session.Request{Method: p.Method, URL: p.URL, Header: h, Body: session.Body{Data: p.Body}}}
+	if p.Phase == breakpoint.PhaseResponse {
+		s.Request.Header, s.Request.Body = nil, session.Body{}
+		s.Response = &session.Response{Status: p.Status, Header: h, Body: session.Body{Data: p.Body}}
+	}
+	m, _ := r.Session(s)
+	p.URL = m.Request.URL
+	mh, body := m.Request.Header, m.Request.Body.Data
+	if m.Response != nil {
+		mh, body = m.Response.Header, m.Response.Body.Data
+	}
+	if p.Decoded != "" {
+		mh["Content-Encoding"] = p.Header["Content-Encoding"]
+	}
+	p.Header, p.Body = mh, body
 }
 
 // nonNilHeader is h, or an empty header for a session that has none (one made by send, or

@@ -109,7 +109,7 @@ func windowDeps(inst *instance, events <-chan engine.Event) ui.Deps {
 		d.Scripts = inst.scripts
 	}
 	if inst.mcp != nil && inst.mcpWrites != nil {
-		d.MCP = mcpWindow{act: inst.mcp, writes: inst.mcpWrites}
+		d.MCP = mcpWindow{act: inst.mcp, writes: inst.mcpWrites, redact: inst.mcpRedact, rules: inst.redaction}
 	}
 	return d
 }

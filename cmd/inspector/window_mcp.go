@@ -3,6 +3,7 @@ package main
 import (
 	"sync/atomic"
 
+	"inspector/internal/redact"
 	"inspector/ui"
 )
 
@@ -10,6 +11,8 @@ import (
 type mcpWindow struct {
 	act    *mcpActivity
 	writes *atomic.Bool
+	redact *atomic.Bool
+	rules  *redact.Settings // the switch is saved there
 }
 
 func (m mcpWindow) Activity() []ui.MCPEvent {
@@ -23,3 +26,14 @@ func (m mcpWindow) Activity() []ui.MCPEvent {
 
 func (m mcpWindow) WritesAllowed() bool      { return m.writes.Load() }
 func (m mcpWindow) SetWritesAllowed(on bool) { m.writes.Store(on) }
+
+func (m mcpWindow) RedactAnswers() bool { return m.redact.Load() }
+func (m mcpWindow) SetRedactAnswers(on bool) error {
+	if m.rules != nil {
+		if err := m.rules.SetMCP(on); err != nil {
+			return err
+		}
+	}
+	m.redact.Store(on)
+	return nil
+}

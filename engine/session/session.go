@@ -50,6 +50,8 @@ const (
 	FlagImported
 	// FlagAnswered: a hook answered the request; nothing was sent upstream.
 	FlagAnswered
+	// FlagKept: the user marked the session Keep; retention never evicts it.
+	FlagKept
 )
 
 // Has reports whether all of f2 are set in f.

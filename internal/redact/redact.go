@@ -284,7 +284,13 @@ func (j *job) paramRule(name string) (string, bool) {
 }
 
 func (j *job) headers(h http.Header, where string) {
-	for name, vs := range h {
+	names := make([]string, 0, len(h))
+	for name := range h {
+		names = append(names, name)
+	}
+	sort.Strings(names) // placeholders numbered in a stable order
+	for _, name := range names {
+		vs := h[name]
 		ln := strings.ToLower(name)
 		for i, v := range vs {
 			w := where + " " + name

@@ -46,7 +46,7 @@ type Config struct {
 	// QUICConfig returns the QUIC settings of upstream QUIC connection id.
 	QUICConfig func(id uint64) *quic.Config
 	// KeyLog, when set, receives the TLS secrets of every origin connection (NSS key
-	// log format), mirrored or not.
+	// log format), mirrored or not (--keylog). It must be safe for concurrent use.
 	KeyLog io.Writer
 }
 
@@ -149,6 +149,7 @@ func (u *Upstream) newTLSTransport(roots *x509.CertPool, insecure bool) (http.Ro
 		RootCAs:            roots,
 		InsecureSkipVerify: insecure, // only for hosts the user listed in --upstream-insecure
 		ClientSessionCache: tls.NewLRUClientSessionCache(1024),
+		KeyLogWriter:       u.cfg.KeyLog,
 	}
 	if insecure {
 		u.laxTLS = tlsConf.Clone()
@@ -238,6 +239,7 @@ func (u *Upstream) newH1Transport(roots *x509.CertPool, insecure bool) *http.Tra
 		InsecureSkipVerify: insecure, // only for hosts the user listed in --upstream-insecure
 		ClientSessionCache: tls.NewLRUClientSessionCache(1024),
 		NextProtos:         []string{"http/1.1"},
+		KeyLogWriter:       u.cfg.KeyLog,
 	}
 	u.closer = append(u.closer, t.CloseIdleConnections)
 	return t
