@@ -10,9 +10,9 @@ CORE       = $(shell $(GO) list ./... | grep -v -e '^inspector/ui' -e '^inspecto
 export LANG ?= C.UTF-8
 
 # Debian packages: Fyne's cgo build (GL, X11), tests' tools (curl, NSS certutil, gsettings,
-# Firefox ESR for the browser test in cmd/inspector), screenshots (Xvfb, ImageMagick).
+# Firefox ESR and Chromium for the browser tests in cmd/inspector and engine), screenshots (Xvfb, ImageMagick).
 APT_PKGS  := gcc libgl1-mesa-dev xorg-dev curl ca-certificates libnss3-tools libglib2.0-bin \
-             gsettings-desktop-schemas xvfb xdotool imagemagick firefox-esr
+             gsettings-desktop-schemas xvfb xdotool imagemagick firefox-esr chromium
 # Copy as code (internal/codegen): the runtimes its round-trip tests run snippets with
 # (curl above; Go is on PATH; C# on Mono; Rust with rustc against a stand-in for reqwest,
 # which cannot be fetched offline; PowerShell is not packaged).

@@ -71,17 +71,23 @@ type Config struct {
 	ResponseTimeout time.Duration // waiting for response headers after the request: 120s
 	// TunnelIdleTimeout ends an opaque CONNECT tunnel (undecrypted, or not HTTP) that
 	// relayed nothing either way for this long: DefaultTunnelIdleTimeout (5 min). A tunnel
-	// silent for a second, or one still waiting for its first byte, also makes room at
-	// the connection cap (MaxConns) like an idle keep-alive connection.
+	// silent for TunnelEvictAfter, or one still waiting for its first byte, also makes
+	// room at the connection cap (MaxConns) like an idle keep-alive connection.
 	TunnelIdleTimeout time.Duration
+	// TunnelEvictAfter is how long a tunnel must have relayed nothing, either way, to make
+	// room at the connection cap: 1s.
+	TunnelEvictAfter time.Duration
+	// SniffTimeout is how long a tunnel (CONNECT, ServeConn) waits for its client's first
+	// byte before relaying it as opaque, for protocols where the server speaks first: 1s.
+	SniffTimeout time.Duration
 
 	// ProxyAuth, when set ("user:password"), makes the proxy listener demand these Basic
 	// credentials (Proxy-Authorization) on every CONNECT and absolute-form request; others
 	// get 407. The command line turns it on with --allow-remote.
 	ProxyAuth string
 
-	// MaxConns caps concurrent client connections on the proxy listener (DefaultMaxConns
-	// when zero). At the cap a new connection takes the slot of the one that has waited
+	// MaxConns caps concurrent client connections on the proxy listener and the listeners
+	// wrapped with LimitListener, together (DefaultMaxConns when zero). At the cap a new connection takes the slot of the one that has waited
 	// longest for a request head (idle, or trickling one in), which is closed; when every
 	// connection is busy the new one gets a 503 and is closed at once.
 	MaxConns int

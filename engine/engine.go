@@ -39,6 +39,7 @@ import (
 	"golang.org/x/net/http2"
 
 	"inspector/engine/internal/capture"
+	"inspector/engine/internal/conn"
 	"inspector/engine/internal/upstream"
 	"inspector/engine/session"
 )
@@ -68,7 +69,6 @@ type Engine struct {
 	subs      atomic.Pointer[[]*Subscription]
 	dropped   atomic.Uint64
 	completed atomic.Uint64
-	openConns atomic.Int64 // client connections accepted and not closed (Stats.Connections)
 
 	flightMu sync.Mutex
 	inFlight map[session.ID]session.Summary
@@ -79,11 +79,10 @@ type Engine struct {
 	msgObs   atomic.Pointer[[]MessageObserver] // nil or empty: no WebSocket message observers
 	msgHooks atomic.Pointer[[]MessageHook]     // nil or empty: WebSockets are copied, not parsed (messages.go)
 
-	hijackedMu sync.Mutex
-	hijacked   map[net.Conn]struct{}
-	wg         sync.WaitGroup
-	closed     atomic.Bool
-	reserved   map[string]bool // host:port literals never dialed (canonicalHostPort)
+	conns    *conn.Table // every client connection: the cap, eviction, Stats.Connections, Close
+	wg       sync.WaitGroup
+	closed   atomic.Bool
+	reserved map[string]bool // host:port literals never dialed (canonicalHostPort)
 	// reservedLoopPorts: ports of loopback or wildcard listeners of ours; any loopback or
 	// unspecified IP with such a port is reserved.
 	reservedLoopPorts map[string]bool
@@ -158,6 +157,8 @@ func New(cfg Config) (*Engine, error) {
 	setDefault(&cfg.TLSTimeout, 15*time.Second)
 	setDefault(&cfg.ResponseTimeout, 120*time.Second)
 	setDefault(&cfg.TunnelIdleTimeout, DefaultTunnelIdleTimeout)
+	setDefault(&cfg.TunnelEvictAfter, conn.DefaultTunnelIdleAfter)
+	setDefault(&cfg.SniffTimeout, time.Second)
 	if cfg.CaptureLimit == 0 {
 		cfg.CaptureLimit = 1 << 20
 	}
@@ -195,7 +196,7 @@ func New(cfg Config) (*Engine, error) {
 		cfg:      cfg,
 		ln:       ln,
 		inFlight: map[session.ID]session.Summary{},
-		hijacked: map[net.Conn]struct{}{},
+		conns:    conn.NewTable(cfg.MaxConns, cfg.TunnelEvictAfter, cfg.Logf),
 		reserved: map[string]bool{},
 
 		reservedLoopPorts: map[string]bool{},
@@ -310,7 +311,7 @@ func (e *Engine) Serve() error {
 	if e.rev != nil {
 		return e.serveReverse()
 	}
-	err := e.proxySrv.Serve(framingListener{newLimitListener(e.ln, e.cfg.MaxConns, e.cfg.Logf, &e.openConns)})
+	err := e.proxySrv.Serve(framingListener{e.conns.Listener(e.ln)})
 	if errors.Is(err, http.ErrServerClosed) {
 		return nil
 	}
@@ -343,11 +344,7 @@ func (e *Engine) Close(ctx context.Context) error {
 		_ = e.proxySrv.Close()
 		_ = e.mitmSrv.Close()
 	}
-	e.hijackedMu.Lock()
-	for c := range e.hijacked {
-		c.Close()
-	}
-	e.hijackedMu.Unlock()
+	e.conns.CloseAll() // tunnels, WebSockets, h2, handshakes and sniffs in progress
 	e.wg.Wait()
 	e.obsQ.wait(ctx) // every session that completed reaches the observers
 	e.obsQ.close()
@@ -356,16 +353,6 @@ func (e *Engine) Close(ctx context.Context) error {
 		return nil
 	}
 	return err
-}
-
-func (e *Engine) trackHijacked(c net.Conn, add bool) {
-	e.hijackedMu.Lock()
-	defer e.hijackedMu.Unlock()
-	if add {
-		e.hijacked[c] = struct{}{}
-	} else {
-		delete(e.hijacked, c)
-	}
 }
 
 // SetCapture turns recording on or off. With capture off the proxy still relays traffic
@@ -425,7 +412,7 @@ func (e *Engine) Stats() Stats {
 	return Stats{
 		Sessions:        e.completed.Load(),
 		InFlight:        n,
-		Connections:     e.openConns.Load(),
+		Connections:     int64(e.conns.Open()),
 		DroppedEvents:   e.dropped.Load(),
 		FramesDropped:   e.framesDropped.Load(),
 		ObserverDropped: e.obsQ.dropped.Load(),

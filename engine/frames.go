@@ -641,6 +641,7 @@ func (t *h2Tap) ConnectionState() tls.ConnectionState {
 	return tls.ConnectionState{}
 }
 
+// NetConn is the connection t wraps (conn.Of reaches the table's entry through it).
 func (t *h2Tap) NetConn() net.Conn { return t.Conn }
 
 // stopCapture turns the tap into a pass-through for the rest of the connection (capture

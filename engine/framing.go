@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"inspector/engine/internal/conn"
 	"inspector/engine/session"
 )
 
@@ -61,8 +62,8 @@ type framingConn struct {
 	stop        error  // after a refusal or a broken body: returned once out is empty
 	partial     []byte // a head read in part when a read deadline interrupted it
 
-	tls   *tls.ConnectionState // of the wrapped *tls.Conn (net/http only sees a plain conn)
-	limit *limitConn           // the client connection's slot, marked waiting while a head is read
+	tls  *tls.ConnectionState // of the wrapped *tls.Conn (net/http only sees a plain conn)
+	slot *conn.Conn           // the client connection's entry in the connection table, marked waiting while a head is read
 
 	// written counts the bytes handed to Write, counted before each write starts, so a
 	// reader that sees the client leave counts a write in progress as done. goneAt is
@@ -75,7 +76,7 @@ type framingConn struct {
 // newFramingConn wraps c. Read must be called from one goroutine at a time (net/http's
 // server does); framingErr is safe from any goroutine.
 func newFramingConn(c net.Conn) *framingConn {
-	f := &framingConn{Conn: c, src: bufio.NewReaderSize(c, framingBufLen), limit: limitOf(c)}
+	f := &framingConn{Conn: c, src: bufio.NewReaderSize(c, framingBufLen), slot: slotOf(c)}
 	if tc, ok := c.(*tls.Conn); ok {
 		st := tc.ConnectionState() // the handshake is done before the conn is wrapped
 		f.tls = &st
@@ -83,12 +84,8 @@ func newFramingConn(c net.Conn) *framingConn {
 	return f
 }
 
-// Close hands the connection's own origin connection on (exchange.pinned) before the
-// client connection and its slot go, so a client that reconnects at once can reuse it.
-func (f *framingConn) Close() error {
-	infoOf(f.Conn).pin.Close()
-	return f.Conn.Close()
-}
+// NetConn is the connection f wraps (conn.Of reaches the table's entry through it).
+func (f *framingConn) NetConn() net.Conn { return f.Conn }
 
 // framingErr returns the refusal of a head on this connection, if any.
 func (f *framingConn) framingErr() *FramingError {
@@ -190,10 +187,10 @@ func (f *framingConn) readBody(p []byte) (int, error) {
 
 // readHead reads one request head, checks it and queues it (or the placeholder).
 func (f *framingConn) readHead() error {
-	f.limit.setWaiting(true)
+	f.slot.SetWaiting(true)
 	defer func() {
 		if f.partial == nil {
-			f.limit.setWaiting(false)
+			f.slot.SetWaiting(false)
 		}
 	}()
 	head := f.partial

@@ -1509,7 +1509,7 @@ func TestH2RapidReset(t *testing.T) {
 		}
 	}
 	// Health check without a CONNECT: under the race detector the proxy can be starved
-	// for over a second here, and a tunnel whose client says nothing for sniffTimeout is
+	// for over a second here, and a tunnel whose client says nothing for Config.SniffTimeout is
 	// relayed opaquely (a known trade-off for server-speaks-first protocols).
 	resp, err := p.Client(t, et.ClientH1).Get(plain.URL + "/echo")
 	if err != nil || resp.StatusCode != 200 {

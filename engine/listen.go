@@ -22,10 +22,6 @@ import (
 	"inspector/engine/session"
 )
 
-// sniffTimeout bounds how long a CONNECT tunnel waits for the client's first byte before
-// treating the tunnel as opaque (protocols where the server speaks first).
-const sniffTimeout = 1 * time.Second
-
 // maxHeaderBytes caps request heads from clients and response heads from origins.
 const maxHeaderBytes = 1 << 20
 
@@ -95,9 +91,22 @@ func (c *clientConn) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// NetConn is the connection c wraps (conn.Of reaches the table's entry through it).
+func (c *clientConn) NetConn() net.Conn { return c.Conn }
+
+// setInfo records info on c's entry in the connection table, where infoOf finds it under
+// any layer; the connection's own origin connection (exchange.pinned) is handed on when
+// the client connection closes, before its slot is given back, so a client that
+// reconnects at once can reuse it.
+func (e *Engine) setInfo(c net.Conn, info *connInfo) {
+	if slot := slotOf(c); slot != nil {
+		slot.SetInfo(info, info.pin.Close)
+	}
+}
+
 func (e *Engine) initServers() {
 	errLog := log.New(logWriter{e.cfg.Logf}, "", 0)
-	server := func(h http.HandlerFunc, info func(net.Conn) *connInfo) *http.Server {
+	server := func(h http.HandlerFunc, info func(net.Conn) *connInfo, state func(net.Conn, http.ConnState)) *http.Server {
 		return &http.Server{
 			Handler: h,
 			// OPTIONS * is the origin's to answer: net/http would answer it itself, and
@@ -107,7 +116,7 @@ func (e *Engine) initServers() {
 			IdleTimeout:                  e.cfg.IdleTimeout,
 			MaxHeaderBytes:               maxHeaderBytes,
 			ErrorLog:                     errLog,
-			ConnState:                    e.connState,
+			ConnState:                    state,
 			ConnContext: func(ctx context.Context, c net.Conn) context.Context {
 				return context.WithValue(ctx, connInfoKey{}, info(c))
 			},
@@ -115,10 +124,12 @@ func (e *Engine) initServers() {
 	}
 	e.proxySrv = server(e.serveProxy, func(c net.Conn) *connInfo {
 		fc, _ := c.(*framingConn)
-		return &connInfo{id: e.connIDs.Add(1), accepted: time.Now(), framing: fc, proc: e.lookupProcess(c)}
-	})
+		info := &connInfo{id: e.connIDs.Add(1), accepted: time.Now(), framing: fc, proc: e.lookupProcess(c)}
+		e.setInfo(c, info)
+		return info
+	}, e.proxyConnState)
 	e.mitmLn = newChanListener(e.ln.Addr())
-	e.mitmSrv = server(e.serveExchange, infoOf)
+	e.mitmSrv = server(e.serveExchange, infoOf, e.mitmConnState)
 	e.h2srv = &http2.Server{
 		IdleTimeout: e.cfg.IdleTimeout,
 		// The protocol's initial frame size (16 KiB) rather than x/net's 1 MiB default:
@@ -150,18 +161,11 @@ func (e *Engine) initServers() {
 	e.tlsConf.server.SetSessionTicketKeys([][32]byte{ticketKey})
 }
 
+// infoOf is what the engine knows about a client connection, under any layer (see
+// setInfo); a fresh record for a connection outside the connection table.
 func infoOf(c net.Conn) *connInfo {
-	switch c := c.(type) {
-	case *tls.Conn:
-		return infoOf(c.NetConn())
-	case *clientConn:
-		return c.info
-	case *framingConn:
-		return infoOf(c.Conn)
-	case *h2Tap:
-		return infoOf(c.Conn)
-	case *recTLSConn:
-		return infoOf(c.Conn)
+	if info, ok := slotOf(c).Info().(*connInfo); ok {
+		return info
 	}
 	return &connInfo{accepted: time.Now()}
 }
@@ -173,16 +177,26 @@ func (w logWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func (e *Engine) connState(c net.Conn, st http.ConnState) {
-	lc := limitOf(c)
-	lc.serverState(st)
+// proxyConnState follows the proxy listener's connections (http.Server.ConnState): a
+// connection running a request is busy at the connection cap.
+func (e *Engine) proxyConnState(c net.Conn, st http.ConnState) {
+	slotOf(c).SetActive(st == http.StateActive)
+}
+
+// mitmConnState follows the connections the MITM server serves, HTTP/1 and h2 (x/net
+// reports its states here too).
+func (e *Engine) mitmConnState(c net.Conn, st http.ConnState) {
+	slot := slotOf(c)
+	slot.SetActive(st == http.StateActive)
 	if _, h1 := c.(*framingConn); !h1 && (st == http.StateIdle || st == http.StateActive) {
-		// An HTTP/2 connection (x/net reports its states here too) with no stream open
-		// waits for a request like an idle keep-alive one: at the connection cap it makes
-		// room. HTTP/1 connections are marked by their framing check instead.
-		lc.setWaiting(st == http.StateIdle)
+		// An HTTP/2 connection with no stream open waits for a request like an idle
+		// keep-alive one: at the connection cap it makes room. HTTP/1 connections are
+		// marked by their framing check instead.
+		slot.SetWaiting(st == http.StateIdle)
 	}
-	if st == http.StateClosed || st == http.StateHijacked {
+	if st == http.StateHijacked {
+		// A WebSocket takes the connection over: no more requests will use its own
+		// origin connection (closing the client connection hands it on otherwise).
 		infoOf(c).pin.Close()
 	}
 }
@@ -263,12 +277,12 @@ func (e *Engine) serveTunnelled(cc *clientConn, r *http.Request, target, host st
 	}
 	// Until its first byte the tunnel waits like a connection between requests: at the
 	// connection cap it makes room for others.
-	lc := limitOf(conn)
-	lc.setWaiting(true)
-	_ = conn.SetReadDeadline(time.Now().Add(sniffTimeout))
+	slot := slotOf(conn)
+	slot.SetWaiting(true)
+	_ = conn.SetReadDeadline(time.Now().Add(e.cfg.SniffTimeout))
 	first, err := cc.r.Peek(1)
 	_ = conn.SetReadDeadline(time.Time{})
-	lc.setWaiting(false)
+	slot.SetWaiting(false)
 	if err != nil {
 		var ne net.Error
 		if errors.As(err, &ne) && ne.Timeout() {
@@ -325,12 +339,10 @@ func (e *Engine) serveTLS(cc *clientConn, connect *http.Request) {
 	cc.info.fpRec, cc.rec = fp, fp.hello
 	tc := tls.Server(cc, e.tlsConf.server)
 	ctx, cancel := context.WithTimeout(context.Background(), e.cfg.TLSTimeout)
-	release := e.hold(cc) // a stalled handshake must not outlive Close
-	lc := limitOf(cc)
-	lc.setWaiting(true) // a stalled handshake makes room at the connection cap, like a stalled head
+	slot := slotOf(cc)    // Close cuts a stalled handshake with the connection
+	slot.SetWaiting(true) // a stalled handshake makes room at the connection cap, like a stalled head
 	err := tc.HandshakeContext(ctx)
-	lc.setWaiting(false)
-	release()
+	slot.SetWaiting(false)
 	cancel()
 	cc.rec = nil
 	if err != nil {
@@ -350,8 +362,6 @@ func (e *Engine) serveTLS(cc *clientConn, connect *http.Request) {
 }
 
 func (e *Engine) serveH2(c net.Conn) {
-	e.trackHijacked(c, true)
-	defer e.trackHijacked(c, false)
 	info := infoOf(c)
 	if e.cfg.FrameSink != nil {
 		if info.id == 0 {
@@ -412,7 +422,7 @@ func handshakeReason(err error) string {
 // Its client has sent nothing since quiet (see tunnelActivity).
 func (e *Engine) tunnel(cc *clientConn, connect *http.Request, target string, quiet time.Time) {
 	defer cc.Close()
-	act := newTunnelActivity(limitOf(cc.Conn), quiet) // idle from the start: the dial may hang
+	act := newTunnelActivity(slotOf(cc.Conn), quiet) // idle from the start: the dial may hang
 	defer act.end()
 	s := &session.Session{
 		Started: time.Now(),
@@ -447,10 +457,7 @@ func (e *Engine) tunnel(cc *clientConn, connect *http.Request, target string, qu
 	s.Timings.ConnectDone = time.Now()
 	s.Upstream.Addr = up.RemoteAddr().String()
 	s.Response = &session.Response{Status: http.StatusOK, Reason: "Connection Established", Proto: session.HTTP1}
-	e.trackHijacked(cc, true)
-	e.trackHijacked(up, true)
-	defer e.trackHijacked(cc, false)
-	defer e.trackHijacked(up, false)
+	// Engine.Close cuts the client connection, which ends both directions.
 	// Both directions end at EOF (passed on as a half-close), on an error, or when the
 	// tunnel has relayed nothing either way for TunnelIdleTimeout (then both are cut).
 	idle := e.cfg.TunnelIdleTimeout

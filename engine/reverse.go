@@ -45,7 +45,7 @@ func parseReverse(raw string) (*reverseTarget, error) {
 // inside of a CONNECT tunnel (TLS, h2 preface, or HTTP/1.1) and every request on it goes
 // to the reverse target.
 func (e *Engine) serveReverse() error {
-	ln := newLimitListener(e.ln, e.cfg.MaxConns, e.cfg.Logf, &e.openConns)
+	ln := e.conns.Listener(e.ln)
 	for {
 		c, err := ln.Accept()
 		if err != nil {
@@ -69,12 +69,11 @@ func (e *Engine) serveReverse() error {
 func (e *Engine) serveReverseConn(c net.Conn) {
 	info := &connInfo{id: e.connIDs.Add(1), accepted: time.Now(), target: e.rev.authority,
 		scheme: e.rev.scheme, reverse: true, proc: e.lookupProcess(c)}
+	e.setInfo(c, info)
 	cc := &clientConn{Conn: c, r: bufio.NewReader(c), info: info}
-	e.trackHijacked(c, true)
 	_ = c.SetReadDeadline(time.Now().Add(e.cfg.HeaderTimeout))
 	first, err := cc.r.Peek(1)
 	_ = c.SetReadDeadline(time.Time{})
-	e.trackHijacked(c, false)
 	if err != nil || e.closed.Load() {
 		c.Close()
 		return

@@ -30,10 +30,12 @@ var ErrLoop = errors.New("Inspector refuses to connect to its own addresses (a p
 //
 // target is host:port. A target that is one of the engine's own addresses is refused with
 // ErrLoop and c is closed. ServeConn returns once the connection is handed off or has
-// ended; it does not count c against Config.MaxConns: wrap the entry point's listener with
-// LimitListener for that. c is closed by ServeConn's path in every case, and by Close.
+// ended; it counts c in Stats.Connections but not against Config.MaxConns: wrap the entry
+// point's listener with LimitListener for that (a wrapper the entry point puts on such a
+// connection should expose it with a NetConn method, as *tls.Conn does, or it is counted
+// twice). c is closed by ServeConn's path in every case, and by Close.
 func (e *Engine) ServeConn(c net.Conn, target string, src ConnSource) error {
-	c = countConn(c, &e.openConns) // in Stats.Connections until closed
+	c = e.conns.Track(c) // counted until closed, cut by Close
 	host, port, err := net.SplitHostPort(target)
 	if err != nil || host == "" || !validPort(port) {
 		c.Close()
@@ -59,19 +61,19 @@ func (e *Engine) ServeConn(c net.Conn, target string, src ConnSource) error {
 	} else {
 		info.proc = e.lookupProcess(c)
 	}
+	e.setInfo(c, info)
 	connect := &http.Request{Method: http.MethodConnect, Proto: via, Host: target, Header: http.Header{}}
 	cc := &clientConn{Conn: c, r: bufio.NewReader(c), info: info}
-	release := e.hold(c) // cut by Close while it sniffs
-	defer release()
 	e.serveTunnelled(cc, connect, target, host, time.Now())
 	return nil
 }
 
 // LimitListener caps the connections accepted from ln at Config.MaxConns, with the same
 // eviction of idle connections as the proxy listener. Use it for the listeners whose
-// connections go to ServeConn.
+// connections go to ServeConn. The cap is the engine's: the proxy listener's connections
+// and those of every LimitListener share it.
 func (e *Engine) LimitListener(ln net.Listener) net.Listener {
-	return newLimitListener(ln, e.cfg.MaxConns, e.cfg.Logf, &e.openConns)
+	return e.conns.Listener(ln)
 }
 
 // Reserved reports whether addr (host:port) is one of the engine's own addresses, which

@@ -6,50 +6,40 @@ import (
 	"net"
 	"sync/atomic"
 	"time"
+
+	"inspector/engine/internal/conn"
 )
 
 // Tunnel idleness. An opaque tunnel (undecrypted, or a protocol that is not HTTP) ends
 // after Config.TunnelIdleTimeout without a byte either way, and at the connection cap it
 // can be evicted like an idle keep-alive connection once it has been silent for
-// tunnelIdleAfter: a client that opens tunnels and sends nothing cannot lock others out.
+// Config.TunnelEvictAfter: a client that opens tunnels and sends nothing cannot lock others out.
 
 // DefaultTunnelIdleTimeout is Config.TunnelIdleTimeout's default.
 const DefaultTunnelIdleTimeout = 5 * time.Minute
 
-// tunnelIdleAfter is how long a tunnel must be silent (both ways) to count as idle at the
-// connection cap.
-const tunnelIdleAfter = time.Second
-
 // tunnelActivity is when a tunnel last relayed a byte, either way.
 type tunnelActivity struct {
 	last atomic.Int64 // UnixNano
-	lc   *limitConn   // the client connection's slot, told too (nil when none)
+	slot *conn.Conn   // the client connection's entry in the connection table, told too (nil when none)
 }
 
 // newTunnelActivity starts the record of a tunnel whose client has been silent since
 // quiet (the CONNECT answer).
-func newTunnelActivity(lc *limitConn, quiet time.Time) *tunnelActivity {
-	a := &tunnelActivity{lc: lc}
+func newTunnelActivity(slot *conn.Conn, quiet time.Time) *tunnelActivity {
+	a := &tunnelActivity{slot: slot}
 	a.last.Store(quiet.UnixNano())
-	if lc != nil {
-		lc.tunnelLast.Store(quiet.UnixNano())
-	}
+	slot.TunnelRelayed(quiet.UnixNano())
 	return a
 }
 
 // end stops the tunnel's slot from counting as an idle tunnel.
-func (a *tunnelActivity) end() {
-	if a.lc != nil {
-		a.lc.tunnelLast.Store(0)
-	}
-}
+func (a *tunnelActivity) end() { a.slot.TunnelRelayed(0) }
 
 func (a *tunnelActivity) touch() {
 	now := time.Now().UnixNano()
 	a.last.Store(now)
-	if a.lc != nil {
-		a.lc.tunnelLast.Store(now)
-	}
+	a.slot.TunnelRelayed(now)
 }
 
 // idleFor reports how long the tunnel has been silent.

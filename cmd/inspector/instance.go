@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -48,6 +50,8 @@ type instance struct {
 	// window's start page.
 	proxyAuth string
 
+	// launcher starts intercepted browsers (inspector launch, POST /api/v1/launch).
+	launcher *launcher
 	// socks is the --listen-socks listener (nil without).
 	socks *engine.SOCKS
 
@@ -65,7 +69,7 @@ type instanceFlags struct {
 	mcpWrites                                       bool
 	scripts                                         []string
 	networkProfile                                  string
-	leafDays                                        int
+	leafDays                                        int // 0: rootca.MaxLeafDays
 	listenSocks                                     string
 	modes                                           captureModes // cmd_capture.go
 }
@@ -84,7 +88,14 @@ func runInstance(args []string) error {
 	fs.BoolVar(&f.mcpWrites, "mcp-writes", false, "let MCP clients of /api/v1/mcp use the tools that change anything (breakpoints, resume, replay, send, rules)")
 	fs.StringVar(&f.listen, "listen", "127.0.0.1:8080", "proxy listener address (port 0 picks a free port)")
 	fs.StringVar(&f.listenSocks, "listen-socks", "", "also accept SOCKS5 clients on this address (loopback unless --allow-remote; user/password when --proxy-auth is set)")
-	fs.IntVar(&f.leafDays, "leaf-days", rootca.MaxLeafDays, "days each minted certificate lasts, 1 to 47 (browsers refuse longer ones)")
+	fs.Func("leaf-days", "days each minted certificate lasts, 1 to 47 (default 47; browsers refuse longer ones)", func(v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > rootca.MaxLeafDays {
+			return fmt.Errorf("--leaf-days %s: want 1 to %d days (browsers refuse longer leaves)", v, rootca.MaxLeafDays)
+		}
+		f.leafDays = n
+		return nil
+	})
 	fs.BoolVar(&f.allowRemote, "allow-remote", false, "allow a non-loopback --listen address")
 	fs.StringVar(&f.proxyAuth, "proxy-auth", "", "USER:PASSWORD proxy clients must send, or none (default: on with --allow-remote, generated in DATA-DIR/proxy-auth)")
 	fs.StringVar(&f.upstreamCA, "upstream-ca", "", "PEM file of extra roots trusted for origins")
@@ -160,7 +171,11 @@ func startInstance(dir string, f instanceFlags) (_ *instance, err error) {
 	if inst.ca, err = rootca.Load(filepath.Join(dir, "ca")); err != nil {
 		return nil, err
 	}
-	if err := inst.ca.SetLeafDays(f.leafDays); err != nil {
+	days := f.leafDays
+	if days == 0 { // not set: the longest lifetime every browser accepts
+		days = rootca.MaxLeafDays
+	}
+	if err := inst.ca.SetLeafDays(days); err != nil {
 		return nil, usageError{"--leaf-days: " + err.Error()}
 	}
 	if exp := rootca.ExpiryOf(inst.ca.Cert(), time.Now()); exp.Warn {
@@ -271,6 +286,11 @@ func startInstance(dir string, f instanceFlags) (_ *instance, err error) {
 		routes[p] = h
 	}
 	for p, h := range netProfileHandlers(shaper) {
+		routes[p] = h
+	}
+	inst.launcher = &launcher{dataDir: dir, inst: inst, running: map[string]*exec.Cmd{}}
+	inst.stops = append(inst.stops, inst.launcher.stop)
+	for p, h := range launchHandlers(inst.launcher) {
 		routes[p] = h
 	}
 	inst.mcp = &mcpActivity{}

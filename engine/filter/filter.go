@@ -163,6 +163,7 @@ type FieldInfo struct {
 
 var fieldInfos = []FieldInfo{
 	{"body", "token", "substring of the request or response body (gzip, deflate, br, zstd decoded)"},
+	{"client", "chromium", "client started by inspector launch: chromium (every launch), chromium-2 (one), yes (any)"},
 	{"contract", "violation", "against the loaded API contract (--contract, Tools > API contract): violation or ok"},
 	{"dur", ">500ms", "duration: >500ms, <2s, 100ms-1s"},
 	{"error", "yes", "failed exchanges: yes, no, or a phase (tls, dns, dial, ...)"},

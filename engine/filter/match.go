@@ -288,6 +288,25 @@ func compileTerm(t token) (node, error) {
 			n := len(sum.Process)
 			return n > 4 && strings.EqualFold(sum.Process[n-4:], ".exe") && globFold(pat, sum.Process[:n-4])
 		}
+	case "client":
+		// Launched clients (inspector launch) are named "chromium-2 (launched)":
+		// client:chromium finds every launched Chromium, client:chromium-2 one of them,
+		// client:yes any launched client.
+		if v == "" {
+			return nil, errAt(0, "client: needs a launched client's name (client:chromium), or yes")
+		}
+		pat := strings.ToLower(v)
+		out.pred = func(sum *session.Summary, _ *session.Session) bool {
+			name, ok := strings.CutSuffix(sum.Process, " (launched)")
+			if !ok {
+				return false
+			}
+			if pat == "yes" || globFold(pat, name) {
+				return true
+			}
+			i := strings.LastIndexByte(name, '-')
+			return i > 0 && globFold(pat, name[:i])
+		}
 	case "pid":
 		r, err := parseCmp(v, errAt, parseInt)
 		if err != nil {

@@ -133,6 +133,10 @@ func MakeFiles(ctx context.Context, dir string, caPEM, systemPEM []byte) (EnvFil
 		return EnvFiles{}, err
 	}
 	f := EnvFiles{CA: filepath.Join(dir, "ca.pem"), Bundle: filepath.Join(dir, "bundle.pem")}
+	ts := filepath.Join(dir, "truststore.p12")
+	if old, err := os.ReadFile(f.CA); err != nil || !bytes.Equal(old, caPEM) {
+		os.Remove(ts) // made for another CA
+	}
 	if err := os.WriteFile(f.CA, caPEM, 0o644); err != nil {
 		return f, err
 	}
@@ -143,8 +147,9 @@ func MakeFiles(ctx context.Context, dir string, caPEM, systemPEM []byte) (EnvFil
 	if err := os.WriteFile(f.Bundle, append(bundle, caPEM...), 0o644); err != nil {
 		return f, err
 	}
-	if keytool, err := exec.LookPath("keytool"); err == nil {
-		ts := filepath.Join(dir, "truststore.p12")
+	if _, err := os.Stat(ts); err == nil {
+		f.TrustStore = ts // keytool takes seconds: a store for this CA is reused
+	} else if keytool, err := exec.LookPath("keytool"); err == nil {
 		if err := javaTrustStore(ctx, keytool, ts, f.CA); err == nil {
 			f.TrustStore = ts
 		}
