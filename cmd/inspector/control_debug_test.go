@@ -19,6 +19,7 @@ import (
 	et "inspector/engine/enginetest"
 	"inspector/engine/hooks/breakpoint"
 	"inspector/engine/session"
+	"inspector/rootca"
 	"inspector/store"
 )
 
@@ -37,7 +38,7 @@ func startDebugInstance(t *testing.T) *debugInstance {
 	dir := t.TempDir()
 	caFile := filepath.Join(dir, "origin.pem")
 	os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: o.Certificate().Raw}), 0o600)
-	inst, err := startInstance(dir, instanceFlags{listen: "127.0.0.1:0", upstreamCA: caFile, captureLimit: 1 << 20, upstreamProto: "auto"})
+	inst, err := startInstance(dir, instanceFlags{listen: "127.0.0.1:0", upstreamCA: caFile, captureLimit: 1 << 20, upstreamProto: "auto", leafDays: rootca.MaxLeafDays})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -374,7 +375,7 @@ func TestDamagedDebugSettingsStopTheStart(t *testing.T) {
 	for _, name := range []string{"breakpoints.json", "rules.json"} {
 		dir := t.TempDir()
 		os.WriteFile(filepath.Join(dir, name), []byte(`{"breakpoints": [{"id": 1, "filter": "(", "phase": "request"}], "rules": [{"id": 1, "kind": "nope"}]}`), 0o600)
-		inst, err := startInstance(dir, instanceFlags{listen: "127.0.0.1:0", captureLimit: 1 << 20, upstreamProto: "auto"})
+		inst, err := startInstance(dir, instanceFlags{listen: "127.0.0.1:0", captureLimit: 1 << 20, upstreamProto: "auto", leafDays: rootca.MaxLeafDays})
 		if err == nil {
 			inst.shutdown()
 			t.Fatalf("started with a damaged %s", name)
