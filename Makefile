@@ -90,7 +90,7 @@ fmt-check:
 # installed or run is skipped with a line in the report.
 BENCH_PKGS := mitmproxy nginx util-linux
 bench: deps
-	$(GO) test -run '^$$' -bench . -benchmem -benchtime 1s ./engine/ ./rootca/ ./engine/filter/
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime 1s ./engine/ ./rootca/ ./filter/
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 1x ./store/
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 3x ./internal/diff/
 	@missing=""; for p in $(BENCH_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -115,18 +115,18 @@ CODEGEN_FUZZ := FuzzCurl FuzzWget FuzzHTTPie FuzzPowerShell FuzzFetch FuzzNode F
 fuzz-short:
 	@set -e; for t in $(ENGINE_FUZZ); do \
 	  $(GO) test -run '^$$' -fuzz "^$$t\$$" -fuzztime 10s ./engine/; done
-	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 10s ./engine/filter/
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 10s ./filter/
 	$(GO) test -run '^$$' -fuzz '^FuzzRead$$' -fuzztime 10s ./store/har/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeSessionMeta$$' -fuzztime 10s ./store/
 	@set -e; for t in FuzzProtoRaw FuzzSplitFrames FuzzParseSSE FuzzSplitMultipart FuzzViews; do \
-	  $(GO) test -run '^$$' -fuzz "^$$t\$$" -fuzztime 10s ./engine/content/; done
+	  $(GO) test -run '^$$' -fuzz "^$$t\$$" -fuzztime 10s ./content/; done
 	$(GO) test -run '^$$' -fuzz '^FuzzParseIgnore$$' -fuzztime 10s ./internal/diff/
 	$(GO) test -run '^$$' -fuzz '^FuzzBodies$$' -fuzztime 10s ./internal/diff/
 	@set -e; for t in $(CODEGEN_FUZZ); do \
 	  $(GO) test -run '^$$' -fuzz "^$$t\$$" -fuzztime 10s ./internal/codegen/; done
 
 fuzz:
-	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./engine/filter/
+	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./filter/
 
 clean:
 	rm -f $(BIN)

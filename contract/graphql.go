@@ -13,7 +13,7 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/parser"
 
-	"inspector/engine/content"
+	"inspector/content"
 	"inspector/engine/session"
 )
 

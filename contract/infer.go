@@ -12,7 +12,7 @@ import (
 	"strings"
 	"sync"
 
-	"inspector/engine/content"
+	"inspector/content"
 	"inspector/engine/session"
 )
 

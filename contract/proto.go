@@ -10,7 +10,7 @@ import (
 
 	"google.golang.org/protobuf/encoding/protowire"
 
-	"inspector/engine/content"
+	"inspector/content"
 	"inspector/engine/session"
 )
 

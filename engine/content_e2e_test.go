@@ -12,10 +12,10 @@ import (
 	"github.com/klauspost/compress/zstd"
 	"golang.org/x/text/encoding/japanese"
 
-	"inspector/engine/content"
+	"inspector/content"
 	et "inspector/engine/enginetest"
-	"inspector/engine/filter"
 	"inspector/engine/session"
+	"inspector/filter"
 )
 
 // Origins that answer with brotli and zstd (encoded by the same libraries browsers' CDNs

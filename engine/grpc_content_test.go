@@ -17,11 +17,11 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/dynamicpb"
 
+	"inspector/content"
 	"inspector/engine"
-	"inspector/engine/content"
 	et "inspector/engine/enginetest"
-	"inspector/engine/filter"
 	"inspector/engine/session"
+	"inspector/filter"
 )
 
 func viewByName(vs []content.View, name string) *content.View {

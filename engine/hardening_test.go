@@ -32,11 +32,11 @@ import (
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
 
+	"inspector/content"
 	"inspector/engine"
-	"inspector/engine/content"
 	et "inspector/engine/enginetest"
-	"inspector/engine/filter"
 	"inspector/engine/session"
+	"inspector/filter"
 	"inspector/rootca"
 )
 

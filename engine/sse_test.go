@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"inspector/engine/content"
+	"inspector/content"
 	et "inspector/engine/enginetest"
 )
 

@@ -15,9 +15,9 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"inspector/engine/content"
-	"inspector/engine/filter"
+	"inspector/content"
 	"inspector/engine/session"
+	"inspector/filter"
 )
 
 // The body index benchmarks build a real store through Put (the batched writer indexes

@@ -15,8 +15,8 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"inspector/engine/filter"
 	"inspector/engine/session"
+	"inspector/filter"
 )
 
 // smallSession is a typical API call: a few headers, small bodies.

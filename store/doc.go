@@ -83,7 +83,7 @@
 //
 // # Body index
 //
-// body: and text: (engine/filter) narrow to candidates through an inverted index and
+// body: and text: (filter) narrow to candidates through an inverted index and
 // confirm each candidate on its record, so results are exact. The index holds the grams
 // of filter.SessionText (URL, header lines, bodies decoded and cut at filter.MaxSearchBody,
 // WebSocket messages): trigrams of ASCII-lower-cased bytes, plus every five consecutive

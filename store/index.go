@@ -12,8 +12,8 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"inspector/engine/filter"
 	"inspector/engine/session"
+	"inspector/filter"
 )
 
 // The body index (schema 4; see doc.go "Body index").

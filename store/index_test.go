@@ -14,9 +14,9 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"inspector/engine/content"
-	"inspector/engine/filter"
+	"inspector/content"
 	"inspector/engine/session"
+	"inspector/filter"
 )
 
 // ixWords is the vocabulary of the index tests' generated text: rare and common tokens.

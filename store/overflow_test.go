@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"inspector/engine/filter"
 	"inspector/engine/session"
+	"inspector/filter"
 )
 
 // TestOverflowParksBodies: with the writer stuck and the queue's body bound reached, Put

@@ -5,8 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"inspector/engine/filter"
 	"inspector/engine/session"
+	"inspector/filter"
 )
 
 // TestProcessAttributionStored: a session's client PID and process name survive a real

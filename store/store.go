@@ -15,8 +15,8 @@ import (
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
 
-	"inspector/engine/filter"
 	"inspector/engine/session"
+	"inspector/filter"
 )
 
 // Errors callers branch on with errors.Is.

@@ -17,8 +17,8 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"inspector/engine/filter"
 	"inspector/engine/session"
+	"inspector/filter"
 )
 
 // testSession builds a realistic completed session; body sizes in bytes.

@@ -7,7 +7,7 @@ import (
 	"net/http"
 	"strings"
 
-	"inspector/engine/content"
+	"inspector/content"
 	"inspector/engine/session"
 	"inspector/ui/render"
 )
@@ -59,7 +59,7 @@ type bodyViewOptions struct {
 }
 
 // bodyViews is the one seam between the body pane and the body formatters: it reads a
-// body with engine/content (content.Views: JSON, XML, gRPC messages, protobuf, GraphQL,
+// body with content (content.Views: JSON, XML, gRPC messages, protobuf, GraphQL,
 // SSE events and LLM text, JWTs, multipart parts, forms, charset-converted text) and adds
 // what only the window draws: the JSON tree, the image and a virtualised hex view of the
 // decoded bytes. It runs off the UI goroutine and stops early when ctx is done.

@@ -13,7 +13,7 @@ import (
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/widget"
 
-	"inspector/engine/content"
+	"inspector/content"
 	"inspector/engine/hooks/breakpoint"
 	"inspector/engine/session"
 	"inspector/ui/render"

@@ -12,7 +12,7 @@ import (
 
 	"google.golang.org/protobuf/reflect/protoreflect"
 
-	"inspector/engine/content"
+	"inspector/content"
 	"inspector/engine/hooks/breakpoint"
 )
 

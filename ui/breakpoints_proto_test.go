@@ -9,8 +9,8 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/dynamicpb"
 
+	"inspector/content"
 	"inspector/engine"
-	"inspector/engine/content"
 	et "inspector/engine/enginetest"
 	"inspector/engine/hooks/breakpoint"
 )

@@ -14,7 +14,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"inspector/contract"
-	"inspector/engine/filter"
+	"inspector/filter"
 )
 
 // contractPanel is Tools ▸ API contract: the OpenAPI contract inferred from the traffic

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"inspector/contract"
-	"inspector/engine/filter"
+	"inspector/filter"
 )
 
 func TestContractWindowTreeExportAndCheck(t *testing.T) {

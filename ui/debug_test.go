@@ -13,8 +13,8 @@ import (
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/widget"
 
+	"inspector/content"
 	"inspector/engine"
-	"inspector/engine/content"
 	et "inspector/engine/enginetest"
 	"inspector/engine/hooks/breakpoint"
 	"inspector/engine/hooks/rules"

@@ -20,7 +20,7 @@ import (
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
-	"inspector/engine/content"
+	"inspector/content"
 	"inspector/engine/session"
 	"inspector/ui/render"
 	"inspector/ui/viewmodel"

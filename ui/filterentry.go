@@ -8,10 +8,10 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/widget"
 
-	"inspector/engine/filter"
+	"inspector/filter"
 )
 
-// FilterEntry is an entry for a filter expression (engine/filter) that is checked as it
+// FilterEntry is an entry for a filter expression (filter) that is checked as it
 // is typed: Error shows the expression with a caret under the problem and the parser's
 // message, and is hidden while the expression is valid. UI goroutine only.
 type FilterEntry struct {

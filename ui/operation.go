@@ -3,7 +3,7 @@ package ui
 import (
 	"fmt"
 
-	"inspector/engine/content"
+	"inspector/content"
 	"inspector/engine/session"
 	"inspector/ui/render"
 	"inspector/ui/viewmodel"

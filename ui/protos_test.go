@@ -8,7 +8,7 @@ import (
 
 	"google.golang.org/protobuf/encoding/protowire"
 
-	"inspector/engine/content"
+	"inspector/content"
 )
 
 // schemaSetting keeps real schemas loaded with content.LoadProtos, as the instance does.

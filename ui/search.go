@@ -11,8 +11,8 @@ import (
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/widget"
 
-	"inspector/engine/filter"
 	"inspector/engine/session"
+	"inspector/filter"
 	"inspector/store"
 )
 

@@ -11,7 +11,7 @@ import (
 	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/widget"
 
-	"inspector/engine/filter"
+	"inspector/filter"
 	"inspector/ui/viewmodel"
 )
 

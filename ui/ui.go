@@ -27,8 +27,8 @@ import (
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/dialog"
 
+	"inspector/content"
 	"inspector/engine"
-	"inspector/engine/content"
 	"inspector/engine/session"
 	"inspector/store"
 	"inspector/ui/render"

@@ -12,7 +12,7 @@ import (
 	"fyne.io/fyne/v2/test"
 	"google.golang.org/protobuf/encoding/protowire"
 
-	"inspector/engine/content"
+	"inspector/content"
 
 	"inspector/engine/hooks/script"
 	"inspector/engine/netprofile"

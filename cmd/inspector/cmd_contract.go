@@ -14,8 +14,8 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 
 	"inspector/contract"
-	"inspector/engine/filter"
 	"inspector/engine/session"
+	"inspector/filter"
 	"inspector/store"
 )
 

@@ -10,10 +10,10 @@ import (
 
 	"google.golang.org/protobuf/encoding/protowire"
 
+	"inspector/content"
 	"inspector/contract"
-	"inspector/engine/content"
-	"inspector/engine/filter"
 	"inspector/engine/session"
+	"inspector/filter"
 	"inspector/store"
 )
 

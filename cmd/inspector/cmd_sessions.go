@@ -15,8 +15,8 @@ import (
 	"strings"
 	"time"
 
-	"inspector/engine/filter"
 	"inspector/engine/session"
+	"inspector/filter"
 	"inspector/internal/redact"
 	"inspector/store"
 	"inspector/store/har"

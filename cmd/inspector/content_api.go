@@ -10,7 +10,7 @@ import (
 	"strings"
 	"sync"
 
-	"inspector/engine/content"
+	"inspector/content"
 	"inspector/engine/session"
 	"inspector/store"
 )

@@ -15,7 +15,7 @@ import (
 
 	"google.golang.org/protobuf/encoding/protowire"
 
-	"inspector/engine/content"
+	"inspector/content"
 	"inspector/store"
 )
 

@@ -19,8 +19,8 @@ import (
 	"sync"
 	"time"
 
-	"inspector/engine/filter"
 	"inspector/engine/session"
+	"inspector/filter"
 	"inspector/internal/atomicfile"
 	"inspector/store"
 )
@@ -44,7 +44,7 @@ const maxImportBytes = 1 << 30
 //
 //	GET  /api/v1/sessions?filter=EXPR&after=ID&limit=N[&newest=1]   JSON array of summaries, oldest (or newest) first
 //	GET  /api/v1/sessions/{id}                           one session.Session in full
-//	GET  /api/v1/sessions/{id}/content                   its decoded views (engine/content)
+//	GET  /api/v1/sessions/{id}/content                   its decoded views (content)
 //	GET  /api/v1/stats                                   store.Stats
 //	POST /api/v1/har                                     HAR import (body: the HAR file); {"ids": […], "evicted": N, …}
 //	POST /api/v1/sessions/{id}/keep                      {"keep": true|false}: the Keep mark (never evicted)

@@ -34,10 +34,10 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"inspector/engine/content"
-	"inspector/engine/filter"
+	"inspector/content"
 	"inspector/engine/hooks/breakpoint"
 	"inspector/engine/session"
+	"inspector/filter"
 	"inspector/internal/codegen"
 	"inspector/internal/diff"
 	"inspector/internal/redact"

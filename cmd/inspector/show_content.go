@@ -9,12 +9,12 @@ import (
 	"strconv"
 	"strings"
 
-	"inspector/engine/content"
+	"inspector/content"
 	"inspector/engine/session"
 )
 
 // showContent is the decoded reading of a session that `inspector show` adds: each
-// message's views from engine/content (the same the window shows) and the operation
+// message's views from content (the same the window shows) and the operation
 // (GraphQL operation or gRPC method).
 type showContent struct {
 	Operation string         `json:"operation,omitempty"`

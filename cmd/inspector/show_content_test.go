@@ -11,7 +11,7 @@ import (
 
 	"google.golang.org/protobuf/encoding/protowire"
 
-	"inspector/engine/content"
+	"inspector/content"
 	"inspector/engine/session"
 	"inspector/store"
 )
@@ -22,7 +22,7 @@ func grpcFrame(msg []byte) []byte {
 	return append(b, msg...)
 }
 
-// `inspector show --json` carries the decoded views of engine/content (issue 15).
+// `inspector show --json` carries the decoded views of content (issue 15).
 func TestShowJSONContent(t *testing.T) {
 	dir := t.TempDir()
 	st, err := store.Open(filepath.Join(dir, "sessions.db"), store.Options{})

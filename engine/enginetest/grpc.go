@@ -20,7 +20,7 @@ import (
 	"google.golang.org/protobuf/types/dynamicpb"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
-	"inspector/engine/content"
+	"inspector/content"
 	"inspector/rootca"
 )
 

@@ -6,7 +6,7 @@ import (
 )
 
 // Codings returns the Content-Encoding codings of h in the order they were applied,
-// lower-cased, without "identity". Decoding them is engine/content's job (br and zstd
+// lower-cased, without "identity". Decoding them is content's job (br and zstd
 // need modules outside the standard library).
 func Codings(h http.Header) []string {
 	var out []string

@@ -29,7 +29,7 @@ import (
 
 	"github.com/sergi/go-diff/diffmatchpatch"
 
-	"inspector/engine/content"
+	"inspector/content"
 	"inspector/engine/session"
 	"inspector/internal/textual"
 )
@@ -108,7 +108,7 @@ type Exchange struct {
 const maxDecoded = 64 << 20
 
 // DecodeBody undoes a body's Content-Encoding (gzip, deflate, br, zstd, stacked) for
-// comparison, through engine/content. It is the one place the diff decodes bodies.
+// comparison, through content. It is the one place the diff decodes bodies.
 func DecodeBody(h http.Header, data []byte) ([]byte, error) {
 	out, _, _, err := content.Decode(h, data, maxDecoded)
 	return out, err

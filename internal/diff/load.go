@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"inspector/engine/filter"
 	"inspector/engine/session"
+	"inspector/filter"
 	"inspector/store"
 	"inspector/store/har"
 )

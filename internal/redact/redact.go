@@ -12,7 +12,7 @@ import (
 	"strings"
 	"sync"
 
-	bodyc "inspector/engine/content"
+	bodyc "inspector/content"
 	"inspector/engine/session"
 )
 

@@ -43,7 +43,7 @@ import (
 	"strconv"
 	"strings"
 
-	"inspector/engine/filter"
+	"inspector/filter"
 )
 
 // Kind names what a rule matches.

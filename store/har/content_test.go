@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	bodyc "inspector/engine/content"
+	bodyc "inspector/content"
 	"inspector/engine/session"
 )
 

@@ -5,7 +5,7 @@
 // # Mapping
 //
 // Standard fields follow the HAR 1.2 spec as Chrome and Firefox devtools write them.
-// Response content.text is the body with its Content-Encoding removed by engine/content
+// Response content.text is the body with its Content-Encoding removed by content
 // (gzip, deflate, br, zstd, stacked; the way browsers export it), and content carries
 // "_contentEncoding" naming the codings removed; bodies with other encodings, or that
 // fail to decode completely (damaged, cut by the capture cap), are exported as

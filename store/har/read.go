@@ -17,7 +17,7 @@ import (
 
 	"golang.org/x/net/http/httpguts"
 
-	bodyc "inspector/engine/content"
+	bodyc "inspector/content"
 	"inspector/engine/session"
 )
 

@@ -18,7 +18,7 @@ import (
 	"strings"
 	"time"
 
-	bodyc "inspector/engine/content"
+	bodyc "inspector/content"
 	"inspector/engine/session"
 )
 

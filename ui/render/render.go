@@ -14,7 +14,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"inspector/engine/content"
+	"inspector/content"
 	"inspector/engine/session"
 )
 

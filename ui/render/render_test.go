@@ -39,7 +39,7 @@ func TestDecode(t *testing.T) {
 	if !errors.Is(err, ErrUnsupportedEncoding) {
 		t.Fatalf("compress: %v", err)
 	}
-	// br and zstd decode (through engine/content).
+	// br and zstd decode (through content).
 	var bb bytes.Buffer
 	bw := brotli.NewWriter(&bb)
 	bw.Write([]byte("brotli text"))

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"inspector/engine/content"
+	"inspector/content"
 	"inspector/engine/session"
 )
 

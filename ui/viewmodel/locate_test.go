@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"inspector/engine/filter"
+	"inspector/filter"
 	"inspector/store"
 )
 

@@ -8,8 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"inspector/engine/filter"
 	"inspector/engine/session"
+	"inspector/filter"
 	"inspector/store"
 )
 

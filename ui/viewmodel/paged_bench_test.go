@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"inspector/engine/filter"
+	"inspector/filter"
 )
 
 // BenchmarkPagesMillion measures the paged list over a real store of 1,000,000 sessions

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"inspector/engine/filter"
 	"inspector/engine/session"
+	"inspector/filter"
 	"inspector/store"
 )
 

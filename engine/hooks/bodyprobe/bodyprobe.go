@@ -9,8 +9,8 @@ import (
 	"net/http"
 	"strings"
 
-	"inspector/engine/filter"
 	"inspector/engine/session"
+	"inspector/filter"
 )
 
 // MaxBody is how much of a request body is read for matching.

@@ -46,11 +46,11 @@ import (
 
 	"golang.org/x/net/http/httpguts"
 
+	"inspector/content"
 	"inspector/engine"
-	"inspector/engine/content"
-	"inspector/engine/filter"
 	"inspector/engine/hooks/bodyprobe"
 	"inspector/engine/session"
+	"inspector/filter"
 	"inspector/internal/settings"
 )
 

@@ -9,7 +9,7 @@
 //   - throttle: add latency before a matching request goes upstream and/or cap the
 //     bandwidth of its request and response bodies (bytes per second).
 //
-// Rules match with the filter language (engine/filter) and apply in list order. At the
+// Rules match with the filter language (filter) and apply in list order. At the
 // request stage map_local and auto_respond answer the request, which ends the chain; at
 // the response stage only header rules of phase "response" and throttle apply. Filters
 // that look at responses (status:, type:) never match at the request stage.
@@ -39,9 +39,9 @@ import (
 	"golang.org/x/net/http/httpguts"
 
 	"inspector/engine"
-	"inspector/engine/filter"
 	"inspector/engine/hooks/bodyprobe"
 	"inspector/engine/session"
+	"inspector/filter"
 	"inspector/internal/settings"
 )
 

@@ -19,8 +19,8 @@ import (
 	"github.com/dlclark/regexp2/v2"
 	"github.com/dop251/goja"
 
+	"inspector/content"
 	"inspector/engine"
-	"inspector/engine/content"
 	"inspector/engine/session"
 )
 

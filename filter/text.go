@@ -7,7 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"inspector/engine/content"
+	"inspector/content"
 	"inspector/engine/session"
 )
 
@@ -17,7 +17,7 @@ import (
 const MaxSearchBody = 256 << 10
 
 // SearchableBody returns the part of a body that body: and text: search: the body with
-// its Content-Encoding removed (engine/content; damaged or unsupported encodings as they
+// its Content-Encoding removed (content; damaged or unsupported encodings as they
 // travelled), at most MaxSearchBody bytes of it, or nil when the body is an image or
 // binary data (content.Detect) — those are not text to search.
 func SearchableBody(data []byte, h http.Header) []byte {

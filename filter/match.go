@@ -8,7 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"inspector/engine/content"
+	"inspector/content"
 	"inspector/engine/session"
 )
 

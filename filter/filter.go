@@ -33,7 +33,7 @@
 //	header:   `name` present in the request or response headers or trailers, or `name=value`
 //	          where value is a substring of one of that header's values
 //	body:     substring of the request or response body, or of a WebSocket message. Bodies
-//	          are decoded first by engine/content (gzip, deflate, br, zstd, stacked; at most
+//	          are decoded first by content (gzip, deflate, br, zstd, stacked; at most
 //	          MaxSearchBody, 256 KiB, of decoded bytes per body and of all messages
 //	          together; the remainder is not searched); other or damaged encodings are
 //	          searched as they travelled; images and binary bodies are not searched
