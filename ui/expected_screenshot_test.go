@@ -72,4 +72,27 @@ func TestRenderExpectedScreenshots(t *testing.T) {
 	v.rules.NewRule(rules.Rule{Kind: rules.Block, Enabled: true, List: []string{"*.doubleclick.net", "ads.example.com", "https://example.com/beacon/"}})
 	shot(v.rulesWin, fyne.NewSize(1200, 820), "rules-block-list.png")
 	v.rulesWin.Close()
+
+	// Repeat in one click: two sessions repeated, the note in the status bar, and the
+	// context menu with Repeat beside Replay… (the dialog for counts).
+	for _, p := range []string{"/echo?page=1", "/echo?page=2", "/status?code=404"} {
+		<-r.get(p)
+		r.add(r.p.Next(t))
+	}
+	u, w := r.u, r.u.win
+	w.Resize(fyne.NewSize(1280, 820))
+	clickRow(t, u, w, 0, 0)
+	clickRow(t, u, w, 1, fyne.KeyModifierShift)
+	u.RepeatSelection()
+	r.run(func() bool { return u.lastRepeat != nil })
+	for range 2 {
+		r.add(r.p.Next(t))
+	}
+	clickRow(t, u, w, 0, 0)
+	clickRow(t, u, w, 1, fyne.KeyModifierShift)
+	rowsOnScreen(u)[1].TappedSecondary(&fyne.PointEvent{AbsolutePosition: fyne.NewPos(160, 150)})
+	shot(w, fyne.NewSize(1280, 820), "repeat-one-click.png")
+	if top := w.Canvas().Overlays().Top(); top != nil {
+		top.Hide()
+	}
 }
