@@ -3,7 +3,6 @@ package ui
 import (
 	"errors"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -111,5 +110,3 @@ func TestSettingsRetentionPreviewAndApply(t *testing.T) {
 		t.Error("the closed window is still held")
 	}
 }
-
-func itoa(id session.ID) string { return strconv.FormatUint(uint64(id), 10) }
