@@ -329,8 +329,8 @@ func (x *exchange) complete(aborted, leftEarly, delivered bool) {
 	}
 	s.Timings.ResponseDone = now
 	if x.e.cfg.FrameSink != nil {
-		x.info.frames.sessionDone(s.ID)
-		x.e.upstreamRec(s.Upstream.ConnID).sessionDone(s.ID)
+		x.info.frames.SessionDone(s.ID)
+		x.e.frameCap.Upstream(s.Upstream.ConnID).SessionDone(s.ID)
 	}
 	if s.Client.PID == 0 && s.Client.Process == "" {
 		x.info.proc.fill(&s.Client) // never waits: the observers' deliverer may (withProcess)

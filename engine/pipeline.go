@@ -167,7 +167,7 @@ func (x *exchange) begin(r *http.Request) *http.Request {
 	x.hooks = e.hooks.Load()
 	x.done = r.Context().Done()
 	if info.frames != nil {
-		info.frames.link(s.ID, r.Method, requestPath(r))
+		info.frames.Link(s.ID, r.Method, requestPath(r))
 	}
 	if st, ok := r.Context().Value(sendKey{}).(*sendState); ok {
 		s.ReplayOf = st.opts.ReplayOf
@@ -325,8 +325,8 @@ func (x *exchange) RoundTrip(req *http.Request) (*http.Response, error) {
 	x.gotResponse(resp)
 	x.upstreamFingerprint(why)
 	x.s.Upstream.ProtoReason = reason
-	if rec := x.e.upstreamRec(x.s.Upstream.ConnID); rec != nil {
-		rec.link(x.s.ID, req.Method, req.URL.RequestURI())
+	if rec := x.e.frameCap.Upstream(x.s.Upstream.ConnID); rec != nil {
+		rec.Link(x.s.ID, req.Method, req.URL.RequestURI())
 	}
 	if resp.StatusCode == http.StatusSwitchingProtocols {
 		if rwc, ok := resp.Body.(io.ReadWriteCloser); ok {
