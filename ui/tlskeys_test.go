@@ -64,13 +64,13 @@ func TestKeyLogSwitchAndCopyTLSKeys(t *testing.T) {
 	u.SelectID(id)
 	u.CopyTLSKeys()
 	got := u.app.Clipboard().Content()
-	want := "# session " + itoa(id) + ", client leg (Inspector as the server)\nCLIENT_RANDOM aa 11\n# session " + itoa(id) + ", upstream leg (Inspector as the client)\nCLIENT_TRAFFIC_SECRET_0 bb 22\n"
+	want := "# session " + idText(id) + ", client leg (Inspector as the server)\nCLIENT_RANDOM aa 11\n# session " + idText(id) + ", upstream leg (Inspector as the client)\nCLIENT_TRAFFIC_SECRET_0 bb 22\n"
 	if got != want {
 		t.Fatalf("copied %q, want %q", got, want)
 	}
 	u.SelectID(sums[1].ID)
 	u.CopyTLSKeys()
-	if !strings.Contains(u.status.Note(), "No TLS keys for #"+itoa(sums[1].ID)) {
+	if !strings.Contains(u.status.Note(), "No TLS keys for #"+idText(sums[1].ID)) {
 		t.Errorf("note %q", u.status.Note())
 	}
 }
