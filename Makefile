@@ -99,6 +99,7 @@ bench: deps
 	  ( $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing ) \
 	    || echo "bench: could not install$$missing; the peers they provide will be skipped"; \
 	fi
+	cd bench && $(GO) test -run '^$$' -bench . -benchtime 1x -count 3 ./listeners/
 	cd bench && $(GO) run ./cmd/benchrun -repo .. -out ../docs/perf.md
 
 # HTTP/2 conformance of the proxy's client-facing side through a CONNECT tunnel (about 15s).
