@@ -314,14 +314,14 @@ func (b *bodyView) Find(q string) int {
 	return n
 }
 
-// FindNext moves to the next (+1) or previous (-1) matching row.
+// FindNext moves to the next (+1) or previous (-1) match.
 func (b *bodyView) FindNext(d int) {
 	if i := b.text.next(d); i > 0 {
 		txt := b.findCount.Text
 		if k := strings.Index(txt, " · "); k >= 0 {
 			txt = txt[k+len(" · "):]
 		}
-		b.findCount.SetText(fmt.Sprintf("row %d/%d · %s", i, len(b.text.hits), txt))
+		b.findCount.SetText(fmt.Sprintf("%d/%d · %s", i, len(b.text.hits), txt))
 	}
 }
 
