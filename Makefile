@@ -13,7 +13,7 @@ export LANG ?= C.UTF-8
 # Firefox ESR and Chromium for the browser tests in cmd/inspector and engine), screenshots (Xvfb, ImageMagick).
 APT_PKGS  := gcc libgl1-mesa-dev xorg-dev curl ca-certificates libnss3-tools libglib2.0-bin \
              gsettings-desktop-schemas xvfb xdotool imagemagick firefox-esr chromium
-# Copy as code (internal/codegen): the runtimes its round-trip tests run snippets with
+# Copy as code (codegen): the runtimes its round-trip tests run snippets with
 # (curl above; Go is on PATH; C# on Mono; Rust with rustc against a stand-in for reqwest,
 # which cannot be fetched offline; PowerShell is not packaged).
 APT_PKGS  += wget httpie python3-requests python3-httpx nodejs default-jdk-headless php-cli php-curl \
@@ -92,7 +92,7 @@ BENCH_PKGS := mitmproxy nginx util-linux
 bench: deps
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 1s ./engine/ ./rootca/ ./filter/
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 1x ./store/
-	$(GO) test -run '^$$' -bench . -benchmem -benchtime 3x ./internal/diff/
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime 3x ./diff/
 	@missing=""; for p in $(BENCH_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing:$$missing"; \
@@ -120,10 +120,10 @@ fuzz-short:
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeSessionMeta$$' -fuzztime 10s ./store/
 	@set -e; for t in FuzzProtoRaw FuzzSplitFrames FuzzParseSSE FuzzSplitMultipart FuzzViews; do \
 	  $(GO) test -run '^$$' -fuzz "^$$t\$$" -fuzztime 10s ./content/; done
-	$(GO) test -run '^$$' -fuzz '^FuzzParseIgnore$$' -fuzztime 10s ./internal/diff/
-	$(GO) test -run '^$$' -fuzz '^FuzzBodies$$' -fuzztime 10s ./internal/diff/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseIgnore$$' -fuzztime 10s ./diff/
+	$(GO) test -run '^$$' -fuzz '^FuzzBodies$$' -fuzztime 10s ./diff/
 	@set -e; for t in $(CODEGEN_FUZZ); do \
-	  $(GO) test -run '^$$' -fuzz "^$$t\$$" -fuzztime 10s ./internal/codegen/; done
+	  $(GO) test -run '^$$' -fuzz "^$$t\$$" -fuzztime 10s ./codegen/; done
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./filter/

@@ -1,25 +1,3 @@
-// Package engine is Inspector's MITM proxy: it accepts proxy clients, decrypts HTTPS with
-// leaf certificates from a Minter, relays HTTP/1.1 and HTTP/2 on both legs, and turns every
-// exchange into a session.Session that it publishes to observers.
-//
-// # Stages and hooks
-//
-// Each request passes: request head (EventBegin) → RequestHeaders hooks → Request hooks
-// (body buffered) → upstream round trip → response head → ResponseHeaders hooks →
-// Response hooks (body buffered) → EventUpdate → body relayed → Error hooks (when it
-// failed) → EventComplete → Done hooks. stages.go documents each stage. A session ends
-// in exactly one of a response or an error; an HTTP 500 from the origin is a response.
-//
-// # Observers
-//
-// Observers never sit in the request path: the engine never waits for one. Observe
-// registers a callback the engine calls with every event, in order, from a delivery
-// goroutine of its own (an observer may block, e.g. the store under backpressure, without
-// delaying any request or response; the backlog is bounded, see Observer). Close delivers
-// what is queued before it returns (until its context ends); Send returns once its
-// session is delivered. Subscribe returns a buffered channel. A subscriber that falls
-// behind loses events, is counted in Stats.DroppedEvents, and gets an EventResync as soon
-// as its channel has room again: it never slows the proxy.
 package engine
 
 import (

@@ -25,48 +25,7 @@ import (
 	"inspector/engine/session"
 )
 
-// Frame capture
-//
-// With Config.FrameSink set, every HTTP/2 and HTTP/3 connection on either leg gets a
-// frameRec. HTTP/2 frames come from a tap on the decrypted bytes (h2Tap): Read and Write
-// append a shortened copy of what passed (frame headers and non-DATA payloads) to a
-// per-direction buffer and return; nothing runs in the background. The buffer is parsed,
-// with x/net/http2's Framer and the direction's own HPACK decoder, in order, on the
-// goroutine that needs the frames: the engine completing a session (sessionDone), a read
-// or write that ends a stream a completed session waits for, a read or write that finds
-// the buffer over its bounds, and the connection closing (see the tap's section below).
-// While capture is off (Engine.SetCapture) a tap passes bytes straight through, and a tap
-// that saw capture off stays a pass-through for the rest of its connection. HTTP/3 frames
-// come from quic-go's qlog events (HEADERS already QPACK-decoded by quic-go, DATA,
-// SETTINGS, GOAWAY); an HTTP/3 stream's frames are delivered when the engine completes
-// its session.
-//
-// A stream is linked to its session by the request it carries: the first HEADERS of a
-// stream gives method and path, and the engine announces each session's method and path
-// on the connection; both sides queue in order, so requests on one connection pair up in
-// arrival order. A session gets its stream's frames plus the connection-level frames of
-// the connection's opening (connOpening; copied into a stream's slice when the stream
-// begins, so most deliveries need no merge; otherwise they are merged into the stream's
-// own array, which has room for them) and of its stream's lifetime. When a linked stream
-// ends (HTTP/2: END_STREAM both ways or a reset; HTTP/3: its session completed) or the
-// connection closes, its frames, with the connection-level frames seen so far, go to
-// FrameSink in one slice that the sink owns from then on, array and spare capacity
-// included (the recorder keeps no reference to it); frames seen later go on their own.
-// An HTTP/2 parse hands the streams it completed to the sink when it ends, in order. The
-// newest maxRetired delivered streams are kept for such late frames; later frames of
-// older ones are let go.
-//
-// Cost per exchange (the lazy parse runs on the proxy's request goroutines, often on a
-// fresh goroutine of x/net's): one slice per stream (an upstream one with room for the
-// client leg's frames, see streamCap), header fields from a shared array (keepFields),
-// the stream records of retired streams reused, linked streams found by session id, and
-// the parser's stack frames kept small so that a parse grows a fresh goroutine's stack
-// less.
-//
-// Bounds: a connection holds at most maxHeldFrames frames not yet delivered; more are
-// dropped and counted (Stats.FramesDropped). A tap direction holding one unfinished frame
-// or header block over tapMaxPartial bytes stops parsing (counted too), as does one whose
-// bytes do not parse as HTTP/2 (logged).
+// Frame capture: see the section "Frame capture" in doc.go.
 const (
 	legClient   = "client"
 	legUpstream = "upstream"

@@ -17,22 +17,7 @@ import (
 	"inspector/engine/session"
 )
 
-// The pipeline: one exchange from accept to publish. serveExchange reads top to bottom,
-// each step a named method; the reverse proxy that relays bodies (with its flushing,
-// trailers, hop-by-hop rules and Upgrade handling) only calls back into named steps:
-//
-//	accept           where the request goes; refusals (framing, loops, the cert page)
-//	begin            the session, EventBegin, the request body's capture
-//	requestHeaders   RequestHeaders hooks, their pauses; an answer short-circuits
-//	requestBody      Request hooks on the buffered body (only when one is registered)
-//	send             the request as it goes upstream is recorded
-//	forward          the reverse proxy: rewrite → RoundTrip (transport choice, trace,
-//	                 response head recorded and captured; an HTTP/1.1 client connection's
-//	                 bodiless requests run on its own origin connection, upstream.Pinned)
-//	                 → modifyResponse
-//	                 (responseHeaders, responseBody, EventUpdate) → body relayed;
-//	                 handleError when there is no response
-//	complete         (deferred) delivered or not, Error hooks, EventComplete, Done hooks
+// The pipeline: see the section "The pipeline" in doc.go.
 
 // serveExchange handles one request from a client on any leg: absolute-form on the proxy
 // listener, or origin-form inside a CONNECT tunnel (h1, h2) or on the HTTP/3 listener.

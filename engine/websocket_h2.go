@@ -15,20 +15,7 @@ import (
 	"time"
 )
 
-// WebSocket over HTTP/2 (RFC 8441). An h2 client opens a stream with
-// ":method CONNECT" and ":protocol websocket"; the stream's DATA then carries the
-// WebSocket frames both ways. The engine relays such a stream to the origin as an
-// HTTP/1.1 Upgrade request, so the usual upgrade path (httputil.ReverseProxy's
-// hijack, the upstream wsTap recording messages) serves it unchanged: the translated
-// request goes to the origin, and the ResponseWriter given to the proxy "hijacks" into
-// the h2 stream itself (request body for reads, flushed response writes for writes).
-//
-// x/net's HTTP/2 server advertises SETTINGS_ENABLE_CONNECT_PROTOCOL (and accepts
-// :protocol) only if GODEBUG contained "http2xconnect=1" when package http2 was
-// initialised: it reads the variable once, in its init. The binary sets it from package
-// appenv (cmd/inspector/appenv), whose import path sorts before golang.org/x/net and so
-// initialises first; the engine's tests import appenv for the same reason. Without it
-// h2 clients are never offered extended CONNECT and use HTTP/1.1 WebSockets instead.
+// WebSocket over HTTP/2: see the section "WebSocket over HTTP/2" in doc.go.
 
 // isExtendedConnectWS reports whether r is an RFC 8441 WebSocket request.
 func isExtendedConnectWS(r *http.Request) bool {

@@ -18,16 +18,7 @@ import (
 	"inspector/engine/session"
 )
 
-// The hooked WebSocket relay. With message hooks registered, an upgraded connection's
-// frames are parsed in both directions and each data message is assembled, given to the
-// hooks and forwarded as one frame (or dropped). Each direction has a parser, fed by the
-// goroutine that brings its bytes (the reverse proxy's copier calling Write for
-// client→origin, the relay's own reader for origin→client), and a forwarder goroutine
-// that runs the hooks and writes, in order. Ping and pong frames are written by the
-// parser at once, ahead of messages waiting for the forwarder, so a slow hook never holds
-// them; close frames queue in order. Raw frames (messages passed unmodified) are written
-// under the direction's output lock from their first byte to their last, so a ping never
-// lands inside one.
+// The hooked WebSocket relay: see the section "The hooked WebSocket relay" in doc.go.
 
 const (
 	// maxHookedMessage bounds a message assembled for the hooks; a larger one is streamed

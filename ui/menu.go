@@ -125,7 +125,8 @@ func newMenus(u *UI) *menus {
 	)
 	tools := fyne.NewMenu("Tools",
 		item("Composer…", u.debug.composeSelected, sc(fyne.KeyN, ctrl|fyne.KeyModifierShift)),
-		item("Replay selected", u.ReplaySelection, sc(fyne.KeyR, ctrl)),
+		item("Repeat selected", u.RepeatSelection, sc(fyne.KeyR, ctrl)),
+		item("Replay selected… (times, parallel)", u.ReplaySelection, nil),
 		fyne.NewMenuItemSeparator(),
 		item("Compare recordings…", u.compareRecordingsDialog, nil),
 		item("API contract…", func() { u.showContract() }, nil),
@@ -193,7 +194,7 @@ func newToolbar(u *UI) *toolbar {
 		newTipAction(u, theme.DocumentSaveIcon(), "Export HAR (Ctrl+S)", u.exportDialog),
 		widget.NewToolbarSeparator(),
 		newTipAction(u, theme.ContentCopyIcon(), "Copy URL (Ctrl+Shift+C)", u.CopyURL),
-		newTipAction(u, theme.MediaReplayIcon(), "Replay selected (Ctrl+R)", u.ReplaySelection),
+		newTipAction(u, theme.MediaReplayIcon(), "Repeat selected now (Ctrl+R); Tools ▸ Replay selected… for counts", u.RepeatSelection),
 		newTipAction(u, theme.DocumentCreateIcon(), "Compose a request", u.debug.composeSelected),
 		newTipAction(u, theme.MediaRecordIcon(), "Breakpoints", u.debug.showPanel),
 		newTipAction(u, theme.SettingsIcon(), "Rules", u.debug.showRules),

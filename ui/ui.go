@@ -29,6 +29,7 @@ import (
 
 	"inspector/content"
 	"inspector/engine"
+	"inspector/engine/hooks/replay"
 	"inspector/engine/session"
 	"inspector/store"
 	"inspector/ui/render"
@@ -166,6 +167,9 @@ type UI struct {
 	app  fyne.App
 	win  fyne.Window
 	deps Deps
+
+	// lastRepeat is the result of the last one-click repeat (replay.go).
+	lastRepeat []replay.Result
 
 	// sharePreview is the export-for-sharing dialog's preview while it is open (share.go).
 	sharePreviewText func() string

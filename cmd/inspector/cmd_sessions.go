@@ -17,7 +17,7 @@ import (
 
 	"inspector/engine/session"
 	"inspector/filter"
-	"inspector/internal/redact"
+	"inspector/redact"
 	"inspector/store"
 	"inspector/store/har"
 )

@@ -20,8 +20,8 @@ import (
 	"inspector/engine/hooks/script"
 	"inspector/engine/netprofile"
 	"inspector/engine/session"
-	"inspector/internal/redact"
 	"inspector/platform"
+	"inspector/redact"
 	"inspector/rootca"
 	"inspector/store"
 )

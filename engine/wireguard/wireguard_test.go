@@ -20,6 +20,7 @@ import (
 	"golang.zx2c4.com/wireguard/device"
 	"golang.zx2c4.com/wireguard/tun/netstack"
 
+	"inspector/engine"
 	et "inspector/engine/enginetest"
 	"inspector/engine/transparent"
 	"inspector/engine/wireguard"
@@ -44,6 +45,12 @@ func hostIP(t testing.TB) string {
 // startOrigin is an enginetest origin on hostIP with a certificate for that address.
 func startOrigin(t testing.TB, kind string) *et.Origin {
 	t.Helper()
+	return startOriginWith(t, kind, et.Handler())
+}
+
+// startOriginWith is startOrigin serving h.
+func startOriginWith(t testing.TB, kind string, h http.Handler) *et.Origin {
+	t.Helper()
 	ip := hostIP(t)
 	ca, err := rootca.Load(filepath.Join(t.TempDir(), "origin-ca"))
 	if err != nil {
@@ -53,7 +60,7 @@ func startOrigin(t testing.TB, kind string) *et.Origin {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewUnstartedServer(et.Handler())
+	srv := httptest.NewUnstartedServer(h)
 	srv.Listener.Close()
 	if srv.Listener, err = net.Listen("tcp", ip+":0"); err != nil {
 		t.Fatal(err)
@@ -101,7 +108,13 @@ type wgEnv struct {
 
 func startWG(t testing.TB, origins ...*et.Origin) *wgEnv {
 	t.Helper()
-	p := et.StartProxy(t, nil, origins...)
+	return startWGWith(t, nil, origins...)
+}
+
+// startWGWith is startWG with the engine's config adjusted by mod.
+func startWGWith(t testing.TB, mod func(*engine.Config), origins ...*et.Origin) *wgEnv {
+	t.Helper()
+	p := et.StartProxy(t, mod, origins...)
 	env := &wgEnv{p: p, log: &logs{}}
 	ts := transparent.New(p.Engine, nil, transparent.Options{Via: "wireguard", Logf: env.log.logf})
 	dir := filepath.Join(t.TempDir(), "wireguard")
@@ -129,14 +142,20 @@ func startWG(t testing.TB, origins ...*et.Origin) *wgEnv {
 // phone would be, with the given private key and tunnel address.
 func (env *wgEnv) device(t testing.TB, priv wireguard.Key, addr netip.Addr) *netstack.Net {
 	t.Helper()
+	return newDevice(t, priv, addr, env.keys.Server.Public(), env.srv.Port())
+}
+
+// newDevice is a device that reaches the endpoint with public key pub on UDP port on this
+// machine.
+func newDevice(t testing.TB, priv wireguard.Key, addr netip.Addr, pub wireguard.Key, port int) *netstack.Net {
+	t.Helper()
 	tunDev, tnet, err := netstack.CreateNetTUN([]netip.Addr{addr}, []netip.Addr{wireguard.ServerAddr}, 1420)
 	if err != nil {
 		t.Fatal(err)
 	}
 	dev := device.NewDevice(tunDev, conn.NewDefaultBind(), device.NewLogger(device.LogLevelSilent, ""))
-	pub := env.keys.Server.Public()
 	cfg := fmt.Sprintf("private_key=%x\npublic_key=%x\nendpoint=127.0.0.1:%d\nallowed_ip=0.0.0.0/0\nallowed_ip=::/0\n",
-		priv[:], pub[:], env.srv.Port())
+		priv[:], pub[:], port)
 	if err := dev.IpcSet(cfg); err != nil {
 		t.Fatal(err)
 	}
