@@ -95,4 +95,21 @@ func TestRenderExpectedScreenshots(t *testing.T) {
 	if top := w.Canvas().Overlays().Top(); top != nil {
 		top.Hide()
 	}
+
+	// The WebSocket tab: the message list filtered on text, a JSON message indented.
+	ws := wsSession(t,
+		[]byte(`{"op":"subscribe","topic":"prices","symbols":["AAPL","MSFT"]}`),
+		[]byte(`{"op":"tick","symbol":"AAPL","price":231.4,"ts":1764810000}`),
+		[]byte("ping 42"),
+		[]byte(`{"op":"tick","symbol":"MSFT","price":512.9,"ts":1764810001}`),
+		[]byte{0, 1, 2, 3, 0xff},
+		[]byte(`{"op":"unsubscribe","topic":"prices"}`),
+	)
+	r.add(ws)
+	u.SelectID(ws.ID)
+	u.detail.tabs.SelectIndex(4)
+	u.listSplit.SetOffset(0.22)
+	u.detail.ws.Filter.SetText("op")
+	u.detail.ws.List.Select(3)
+	shot(w, fyne.NewSize(1280, 820), "websocket-messages.png")
 }

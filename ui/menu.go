@@ -133,6 +133,8 @@ func newMenus(u *UI) *menus {
 		fyne.NewMenuItemSeparator(),
 		item("Scripts…", func() { u.showScripts() }, nil),
 		item("MCP…", func() { u.showMCP() }, nil),
+		fyne.NewMenuItemSeparator(),
+		item("Settings…", func() { u.showSettings() }, nil),
 	)
 	help := fyne.NewMenu("Help",
 		item("Keyboard shortcuts", u.ShowShortcuts, nil),

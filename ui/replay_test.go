@@ -76,7 +76,7 @@ func TestRepeatInOneClick(t *testing.T) {
 	if links[orig[2].ID] != 1 {
 		t.Errorf("toolbar repeated %v", links)
 	}
-	if note := u.status.Note(); !strings.HasPrefix(note, "Repeated #"+itoa(orig[2].ID)+" → #") || !strings.HasSuffix(note, "(404)") {
+	if note := u.status.Note(); !strings.HasPrefix(note, "Repeated #"+idText(orig[2].ID)+" → #") || !strings.HasSuffix(note, "(404)") {
 		t.Errorf("status after the toolbar's repeat: %q", note)
 	}
 
@@ -103,4 +103,4 @@ func TestRepeatInOneClick(t *testing.T) {
 	}
 }
 
-func itoa(id session.ID) string { return fmt.Sprint(id) }
+func idText(id session.ID) string { return fmt.Sprint(id) }

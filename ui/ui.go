@@ -153,6 +153,9 @@ type Deps struct {
 	// contract), nil while the stored sessions are still being read; a nil Contract
 	// disables the item.
 	Contract func() *contract.Inferrer
+	// Retention shows and changes the store's retention limits (Tools ▸ Settings…); nil
+	// disables the item.
+	Retention Retention
 }
 
 // warmOnce compiles the syntax lexers once per process, in the background.
@@ -182,8 +185,9 @@ type UI struct {
 	// scripts is the open Tools ▸ Scripts… window, or nil.
 	scripts  *scriptsPanel
 	contract *contractPanel
-	mcp      *mcpPanel // the open Tools ▸ MCP… window, or nil
-	started  bool      // Start ran: the window is live (tickers run)
+	mcp      *mcpPanel      // the open Tools ▸ MCP… window, or nil
+	settings *settingsPanel // the open Tools ▸ Settings… window, or nil
+	started  bool           // Start ran: the window is live (tickers run)
 
 	list    *sessionList
 	filter  *filterBar

@@ -209,6 +209,18 @@ func TestWireGuardCapturesPeerHTTPS(t *testing.T) {
 	}
 }
 
+// A device's flows pass the same h1/h2 client × origin matrix checks as the proxy
+// listener (engine's TestProtocolMatrix).
+func TestWireGuardProtocolMatrix(t *testing.T) {
+	t.Parallel()
+	et.RunTCPMatrix(t, func(t *testing.T, origin string, mod func(*engine.Config), h2 bool) (*http.Client, string, *et.Proxy) {
+		o := startOrigin(t, origin)
+		env := startWGWith(t, mod, o)
+		peer := env.keys.Peers[0]
+		return env.client(env.device(t, peer.PrivateKey, peer.Address), h2), o.URL, env.p
+	})
+}
+
 // A device whose key is no peer's gets nothing through and nothing is captured; the log
 // says so once, however often it retries.
 func TestWireGuardUnknownPeer(t *testing.T) {
