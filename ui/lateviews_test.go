@@ -63,5 +63,8 @@ func TestLargeJSONShowsPrettyBeforeItsTree(t *testing.T) {
 	}
 	// The next body opens on the Tree: it is made before the first install.
 	u.SelectID(b.ID)
-	run(func() bool { v, ok := body.View(); return ok && v.Name == "Tree" && len(body.body.Data) == len(b.Response.Body.Data) }, "the next body's Tree")
+	run(func() bool {
+		v, ok := body.View()
+		return ok && v.Name == "Tree" && len(body.body.Data) == len(b.Response.Body.Data)
+	}, "the next body's Tree")
 }
