@@ -106,6 +106,7 @@ bench: deps
 	  ( $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing ) \
 	    || echo "bench: could not install$$missing; the peers they provide will be skipped"; \
 	fi
+	cd bench && $(GO) test -run '^$$' -bench . -benchtime 1x -count 3 ./listeners/
 	cd bench && $(GO) run ./cmd/benchrun -repo .. -out ../docs/perf.md
 
 # HTTP/2 conformance of the proxy's client-facing side through a CONNECT tunnel (about 15s).
@@ -115,13 +116,15 @@ h2spec:
 	INSPECTOR_H2SPEC=$(CURDIR)/bin/h2spec $(GO) test -count=1 -run '^TestH2Spec$$' -v ./engine/
 
 # Every fuzz target briefly (seeds in the code and in testdata/fuzz always run as tests).
-ENGINE_FUZZ := FuzzBodyFramer FuzzCheckHead FuzzHTTP1Proxy FuzzHTTP1Tunnel FuzzConnectTarget FuzzWSParser FuzzH2FrameTap \
+ENGINE_FUZZ := FuzzBodyFramer FuzzCheckHead FuzzHTTP1Proxy FuzzHTTP1Tunnel FuzzConnectTarget FuzzH2FrameTap \
                FuzzParseAltSvcH3
 CODEGEN_FUZZ := FuzzCurl FuzzWget FuzzHTTPie FuzzPowerShell FuzzFetch FuzzNode FuzzPython FuzzHTTPX \
                FuzzGo FuzzJava FuzzCSharp FuzzPHP FuzzRust
 fuzz-short:
 	@set -e; for t in $(ENGINE_FUZZ); do \
 	  $(GO) test -run '^$$' -fuzz "^$$t\$$" -fuzztime 10s ./engine/; done
+	@set -e; for t in FuzzWSParser FuzzWSRelay; do \
+	  $(GO) test -run '^$$' -fuzz "^$$t\$$" -fuzztime 10s ./engine/internal/ws/; done
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 10s ./filter/
 	$(GO) test -run '^$$' -fuzz '^FuzzRead$$' -fuzztime 10s ./store/har/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeSessionMeta$$' -fuzztime 10s ./store/

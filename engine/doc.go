@@ -107,14 +107,18 @@
 //
 // # Frame capture
 //
+// Package engine/internal/frames. The engine hands it its capture flag, FrameSink, Logf
+// and connection ids (frames.Env); it keeps the upstream recorders and the dropped-frames
+// count (Stats.FramesDropped).
+//
 // With Config.FrameSink set, every HTTP/2 and HTTP/3 connection on either leg gets a
-// frameRec. HTTP/2 frames come from a tap on the decrypted bytes (h2Tap): Read and Write
+// recorder (frames.Rec). HTTP/2 frames come from a tap on the decrypted bytes (H2Tap): Read and Write
 // append a shortened copy of what passed (frame headers and non-DATA payloads) to a
 // per-direction buffer and return; nothing runs in the background. The buffer is parsed,
 // with x/net/http2's Framer and the direction's own HPACK decoder, in order, on the
-// goroutine that needs the frames: the engine completing a session (sessionDone), a read
+// goroutine that needs the frames: the engine completing a session (Rec.SessionDone), a read
 // or write that ends a stream a completed session waits for, a read or write that finds
-// the buffer over its bounds, and the connection closing (see the tap's section below).
+// the buffer over its bounds, and the connection closing (see the tap's section in frames.go).
 // While capture is off (Engine.SetCapture) a tap passes bytes straight through, and a tap
 // that saw capture off stays a pass-through for the rest of its connection. HTTP/3 frames
 // come from quic-go's qlog events (HEADERS already QPACK-decoded by quic-go, DATA,
@@ -150,11 +154,11 @@
 //
 // # WebSocket over HTTP/2
 //
-// RFC 8441. An h2 client opens a stream with
+// Package engine/internal/ws (h2.go): ws.IsExtendedConnect, ws.H1UpgradeFor. RFC 8441. An h2 client opens a stream with
 // ":method CONNECT" and ":protocol websocket"; the stream's DATA then carries the
 // WebSocket frames both ways. The engine relays such a stream to the origin as an
 // HTTP/1.1 Upgrade request, so the usual upgrade path (httputil.ReverseProxy's
-// hijack, the upstream wsTap recording messages) serves it unchanged: the translated
+// hijack, the upstream ws.Tap recording messages) serves it unchanged: the translated
 // request goes to the origin, and the ResponseWriter given to the proxy "hijacks" into
 // the h2 stream itself (request body for reads, flushed response writes for writes).
 //
@@ -166,6 +170,10 @@
 // h2 clients are never offered extended CONNECT and use HTTP/1.1 WebSockets instead.
 //
 // # The hooked WebSocket relay
+//
+// Package engine/internal/ws (relay.go). The engine keeps the public MessageHook and
+// WebSocketMessage and hands the relay its hooks as ws.Hook: ws.Message is
+// WebSocketMessage field for field, so a hook gets the relay's message itself.
 //
 // With message hooks registered, an upgraded connection's
 // frames are parsed in both directions and each data message is assembled, given to the

@@ -19,6 +19,7 @@ import (
 
 	"inspector/engine/internal/capture"
 	"inspector/engine/internal/conn"
+	"inspector/engine/internal/frames"
 	"inspector/engine/internal/upstream"
 	"inspector/engine/session"
 )
@@ -67,10 +68,9 @@ type Engine struct {
 	// unspecified IP with such a port is reserved.
 	reservedLoopPorts map[string]bool
 
-	framesDropped atomic.Uint64
-	upFrames      sync.Map // upstream connection id → *frameRec (frame capture on)
-	h3srv         *h3Server
-	rev           *reverseTarget // reverse mode (Config.Reverse), else nil
+	frameCap *frames.Capture // frame capture (used when Config.FrameSink is set)
+	h3srv    *h3Server
+	rev      *reverseTarget // reverse mode (Config.Reverse), else nil
 }
 
 // Observer receives every event, in order, on the engine's delivery goroutine (see
@@ -186,6 +186,8 @@ func New(cfg Config) (*Engine, error) {
 		e.captureMem = capture.NewBudget(cfg.CaptureMemory)
 	}
 	e.capture.Store(true)
+	e.frameCap = frames.New(frames.Env{Capture: &e.capture, Sink: cfg.FrameSink, Logf: cfg.Logf,
+		NextConnID: func() uint64 { return e.connIDs.Add(1) }})
 	e.observers.Store(&[]Observer{})
 	e.subs.Store(&[]*Subscription{})
 	e.hooks.Store(&hookSet{})
@@ -395,7 +397,7 @@ func (e *Engine) Stats() Stats {
 		InFlight:        n,
 		Connections:     int64(e.conns.Open()),
 		DroppedEvents:   e.dropped.Load(),
-		FramesDropped:   e.framesDropped.Load(),
+		FramesDropped:   e.frameCap.Dropped(),
 		ObserverDropped: e.obsQ.dropped.Load(),
 		CaptureMemory:   e.captureMem.InUse(),
 		CaptureCapped:   e.captureMem.CappedCount(),

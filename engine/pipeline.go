@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"inspector/engine/internal/upstream"
+	"inspector/engine/internal/ws"
 	"inspector/engine/session"
 )
 
@@ -167,7 +168,7 @@ func (x *exchange) begin(r *http.Request) *http.Request {
 	x.hooks = e.hooks.Load()
 	x.done = r.Context().Done()
 	if info.frames != nil {
-		info.frames.link(s.ID, r.Method, requestPath(r))
+		info.frames.Link(s.ID, r.Method, requestPath(r))
 	}
 	if st, ok := r.Context().Value(sendKey{}).(*sendState); ok {
 		s.ReplayOf = st.opts.ReplayOf
@@ -176,7 +177,7 @@ func (x *exchange) begin(r *http.Request) *http.Request {
 	}
 	e.publish(Event{Kind: EventBegin, Summary: inflight(s)})
 
-	if r.Body != nil && r.Body != http.NoBody && !isExtendedConnectWS(r) { // WebSocket streams are recorded as messages
+	if r.Body != nil && r.Body != http.NoBody && !ws.IsExtendedConnect(r) { // WebSocket streams are recorded as messages
 		x.captureRequest(r)
 	}
 	x.ctx = httptrace.WithClientTrace(r.Context(), x.tr.clientTrace())
@@ -208,7 +209,7 @@ func (x *exchange) requestHeaders(w http.ResponseWriter, f *Flow) bool {
 // requestBody runs the Request stage: with a Request hook registered, the request body
 // is read into Flow.Body (up to the buffer cap) before the hooks run.
 func (x *exchange) requestBody(w http.ResponseWriter, f *Flow) bool {
-	if len(x.hooks.reqBody) == 0 || isExtendedConnectWS(f.Request) {
+	if len(x.hooks.reqBody) == 0 || ws.IsExtendedConnect(f.Request) {
 		return true
 	}
 	f.Stage = StageRequest
@@ -259,7 +260,7 @@ func (x *exchange) send(f *Flow) *http.Request {
 	if r.Context() != x.ctx { // a hook replaced the request
 		r = r.WithContext(x.ctx)
 	}
-	if b := r.Body; b != nil && b != http.NoBody && b != io.ReadCloser(x.reqBody) && b != io.ReadCloser(x.reqHeld) && !isExtendedConnectWS(r) {
+	if b := r.Body; b != nil && b != http.NoBody && b != io.ReadCloser(x.reqBody) && b != io.ReadCloser(x.reqHeld) && !ws.IsExtendedConnect(r) {
 		x.captureRequest(r) // a hook replaced the body: capture what is really sent
 	}
 	x.req = r
@@ -271,8 +272,8 @@ func (x *exchange) send(f *Flow) *http.Request {
 // forward relays r through a reverse proxy of the exchange's own, whose callbacks are the
 // exchange's steps.
 func (x *exchange) forward(w http.ResponseWriter, r *http.Request) {
-	if isExtendedConnectWS(r) {
-		w, r = h1UpgradeFor(w, r)
+	if ws.IsExtendedConnect(r) {
+		w, r = ws.H1UpgradeFor(w, r)
 	}
 	x.rp = httputil.ReverseProxy{
 		Rewrite:        x.rewrite,
@@ -325,8 +326,8 @@ func (x *exchange) RoundTrip(req *http.Request) (*http.Response, error) {
 	x.gotResponse(resp)
 	x.upstreamFingerprint(why)
 	x.s.Upstream.ProtoReason = reason
-	if rec := x.e.upstreamRec(x.s.Upstream.ConnID); rec != nil {
-		rec.link(x.s.ID, req.Method, req.URL.RequestURI())
+	if rec := x.e.frameCap.Upstream(x.s.Upstream.ConnID); rec != nil {
+		rec.Link(x.s.ID, req.Method, req.URL.RequestURI())
 	}
 	if resp.StatusCode == http.StatusSwitchingProtocols {
 		if rwc, ok := resp.Body.(io.ReadWriteCloser); ok {

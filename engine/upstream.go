@@ -9,11 +9,13 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptrace"
+	"net/textproto"
 	"sync"
 	"time"
 
 	"github.com/quic-go/quic-go"
 
+	"inspector/engine/internal/frames"
 	"inspector/engine/internal/upstream"
 	"inspector/engine/session"
 )
@@ -38,16 +40,16 @@ func (e *Engine) newUpstream() (*upstream.Upstream, error) {
 		ResponseTimeout: e.cfg.ResponseTimeout,
 		MaxHeaderBytes:  maxHeaderBytes,
 		Reserved:        e.isReserved,
-		QUICConfig:      func(id uint64) *quic.Config { return e.quicConfig(legUpstream, id) },
+		QUICConfig:      func(id uint64) *quic.Config { return e.quicConfig(frames.LegUpstream, id) },
 		KeyLog:          e.keyLog,
 	}
 	if e.cfg.FrameSink != nil {
-		cfg.TapH2 = func(c net.Conn, id uint64) net.Conn { return e.newH2Tap(c, legUpstream, id) }
+		cfg.TapH2 = func(c net.Conn, id uint64) net.Conn { return e.frameCap.NewH2Tap(c, frames.LegUpstream, id) }
 		cfg.Stale = func(c net.Conn) bool {
 			// The tap saw capture off and passes bytes through for good: the HPACK state it
 			// did not follow makes later header blocks undecodable.
-			tap, ok := c.(*h2Tap)
-			return ok && tap.off.Load() && e.capture.Load()
+			tap, ok := c.(*frames.H2Tap)
+			return ok && tap.Stale()
 		}
 	}
 	return upstream.New(cfg)
@@ -86,6 +88,7 @@ type traceState struct {
 	reused                                       bool
 	connID                                       uint64
 	remote                                       string
+	interim                                      []session.Interim // 1xx responses, in order
 }
 
 func (t *traceState) with(f func()) {
@@ -132,8 +135,22 @@ func (t *traceState) clientTrace() *httptrace.ClientTrace {
 			t.with(func() { t.wrote, t.wroteErr = time.Now(), i.Err })
 		},
 		GotFirstResponseByte: func() { t.with(func() { t.firstByte = time.Now() }) },
+		// The reverse proxy passes each 1xx on to the client (its own trace, called
+		// before this one); the session records it.
+		Got1xxResponse: func(code int, h textproto.MIMEHeader) error {
+			t.with(func() {
+				if len(t.interim) < maxInterim {
+					t.interim = append(t.interim, session.Interim{Status: code, Header: http.Header(h).Clone(), At: time.Now()})
+				}
+			})
+			return nil
+		},
 	}
 }
+
+// maxInterim bounds the 1xx responses a session records (the upstream transports refuse
+// more than a few before the final response anyway).
+const maxInterim = 16
 
 func (t *traceState) ConnGot(id uint64, remote string, reused bool) {
 	t.with(func() { t.gotConn, t.reused, t.connID, t.remote = time.Now(), reused, id, remote })
@@ -141,11 +158,13 @@ func (t *traceState) ConnGot(id uint64, remote string, reused bool) {
 
 func (t *traceState) RequestWritten() { t.with(func() { t.wrote = time.Now() }) }
 
-// finish copies the timings into tm and ignores later callbacks.
-func (t *traceState) finish(tm *session.Timings) {
+// finish copies the timings into tm and the 1xx responses into interim, and ignores
+// later callbacks.
+func (t *traceState) finish(tm *session.Timings, interim *[]session.Interim) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.done = true
+	*interim = t.interim
 	tm.DNSStart, tm.DNSDone = t.dnsStart, t.dnsDone
 	tm.ConnectStart, tm.ConnectDone = t.connStart, t.connDone
 	if t.tlsErr == nil {

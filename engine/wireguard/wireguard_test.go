@@ -339,3 +339,49 @@ func TestWireGuardKeysAndConfig(t *testing.T) {
 		t.Fatalf("damaged keys: %v", err)
 	}
 }
+
+// A device's connection whose destination is the instance itself (its proxy listener,
+// reached at the machine's address, as a phone on the same network would) is refused,
+// not looped, and logged.
+func TestWireGuardLoopRefused(t *testing.T) {
+	t.Parallel()
+	for _, listen := range []string{"hostIP", "0.0.0.0:0"} {
+		t.Run(listen, func(t *testing.T) {
+			t.Parallel()
+			ip := hostIP(t)
+			addr := listen
+			if listen == "hostIP" {
+				addr = ip + ":0"
+			}
+			env := startWGWith(t, func(c *engine.Config) { c.Listen, c.AllowRemote = addr, true })
+			_, port, _ := net.SplitHostPort(env.p.Engine.Addr())
+			peer := env.keys.Peers[0]
+			tnet := env.device(t, peer.PrivateKey, peer.Address)
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			c, err := tnet.DialContext(ctx, "tcp", net.JoinHostPort(ip, port))
+			if err != nil {
+				t.Fatal(err)
+			}
+			_ = c.SetDeadline(time.Now().Add(30 * time.Second))
+			fmt.Fprintf(c, "GET http://%s/ HTTP/1.1\r\nHost: %s\r\n\r\n", net.JoinHostPort(ip, port), net.JoinHostPort(ip, port))
+			n, err := c.Read(make([]byte, 1))
+			c.Close()
+			if n != 0 || err == nil {
+				t.Fatalf("the looped connection was served (%d bytes, %v)", n, err)
+			}
+			deadline := time.Now().Add(30 * time.Second)
+			for env.log.count("is Inspector itself") == 0 {
+				if time.Now().After(deadline) {
+					t.Fatalf("loop not logged: %q", env.log.lines)
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			select {
+			case s := <-env.p.Sessions:
+				t.Fatalf("a looped connection made a session: %s", s.Request.URL)
+			default:
+			}
+		})
+	}
+}

@@ -9,7 +9,9 @@
 //  3. filter, content: the shared words (the filter language, body kinds and decoding). content
 //     does not import filter.
 //  4. rootca, platform/…, engine/…, store/…: the core. The engine and the store do not import
-//     each other (the store sees only sessions), nor platform, nor the features above.
+//     each other (the store sees only sessions), nor platform, nor the features above. Inside
+//     the engine, the rooms under engine/internal/ (conn, upstream, capture, frames, ws, …) sit
+//     below its public API: of the engine they import only engine/session and each other.
 //  5. contract, diff, codegen, redact: features over sessions and the store.
 //  6. ui/…: the window. It imports no engine/internal/…, no platform/… and no hook package
 //     under engine/hooks/ (the window speaks in its own terms through interfaces it declares).

@@ -125,6 +125,12 @@ var rules = []rule{
 		return ""
 	},
 	func(from, to string) string {
+		if under(from, "engine/internal") && under(to, "engine") && !underAny(to, "engine/internal", "engine/session") {
+			return "engine/internal/ rooms import no engine package but engine/session and each other: not the public API, its hooks or its test harness"
+		}
+		return ""
+	},
+	func(from, to string) string {
 		if underAny(from, features...) && strings.HasPrefix(to, mod) {
 			if underAny(to, "ui", "cmd", "platform", "rootca") || (under(to, "engine") && !under(to, "engine/session")) {
 				return "features import sessions, the shared words and the store, not the engine, platform or the window"
@@ -228,6 +234,9 @@ func TestRulesCatchBackEdges(t *testing.T) {
 		{"rootca", "engine"},
 		{"platform", "store"},
 		{"engine", "diff"},
+		{"engine/internal/ws", "engine"},
+		{"engine/internal/frames", "engine/hooks/rules"},
+		{"engine/internal/conn", "engine/enginetest"},
 	}
 	allowed := [][2]string{
 		{"store", "engine/session"},
@@ -240,6 +249,9 @@ func TestRulesCatchBackEdges(t *testing.T) {
 		{"cmd/inspector", "ui"},
 		{"cmd/inspector", "platform/launch"},
 		{"content", "internal/textual"},
+		{"engine/internal/frames", "engine/session"},
+		{"engine/internal/upstream", "engine/internal/fingerprint"},
+		{"engine", "engine/internal/ws"},
 	}
 	check := func(from, to string) string {
 		for _, r := range rules {

@@ -1,4 +1,4 @@
-package engine
+package ws
 
 import (
 	"bufio"
@@ -15,20 +15,20 @@ import (
 	"time"
 )
 
-// WebSocket over HTTP/2: see the section "WebSocket over HTTP/2" in doc.go.
+// WebSocket over HTTP/2: see the section "WebSocket over HTTP/2" in engine/doc.go.
 
-// isExtendedConnectWS reports whether r is an RFC 8441 WebSocket request.
-func isExtendedConnectWS(r *http.Request) bool {
+// IsExtendedConnect reports whether r is an RFC 8441 WebSocket request.
+func IsExtendedConnect(r *http.Request) bool {
 	return r.ProtoMajor == 2 && r.Method == http.MethodConnect &&
 		strings.EqualFold(r.Header.Get(":protocol"), "websocket")
 }
 
-// h1UpgradeFor returns the HTTP/1.1 Upgrade request that carries the extended CONNECT r
+// H1UpgradeFor returns the HTTP/1.1 Upgrade request that carries the extended CONNECT r
 // to the origin, and the ResponseWriter to hand the reverse proxy in place of w. r and
 // its header are not modified (the session keeps them as the client sent them). The
 // origin's Sec-WebSocket-Accept is not checked: RFC 8441 has no key, so the proxy makes
 // one up, and the origin's answer only concerns this hop.
-func h1UpgradeFor(w http.ResponseWriter, r *http.Request) (http.ResponseWriter, *http.Request) {
+func H1UpgradeFor(w http.ResponseWriter, r *http.Request) (http.ResponseWriter, *http.Request) {
 	out := r.Clone(r.Context())
 	out.Method = http.MethodGet
 	out.Header.Del(":protocol")
