@@ -89,6 +89,22 @@ func (c *connInfo) fingerprint() *session.Fingerprint {
 	return f.fp
 }
 
+// clientRandom is the client random of the connection's ClientHello (nil: no TLS, or
+// not parsed), the key of its secrets in the key log.
+func (c *connInfo) clientRandom() []byte {
+	if c.fingerprint(); c.fpRec == nil || c.fpRec.parsed == nil {
+		return nil
+	}
+	return helloRandom(c.fpRec.parsed.Record)
+}
+
+// upstreamOpening is what an origin connection's opening gave, computed once per
+// connection: its fingerprint and the client random of its ClientHello.
+type upstreamOpening struct {
+	fp     *session.Fingerprint
+	random []byte
+}
+
 // mirror returns the client's ClientHello for the upstream to mirror, or why there is
 // none (then the origin gets Go's ClientHello).
 func (x *exchange) mirror(req *http.Request) (*upstream.Mirror, string) {
@@ -127,9 +143,11 @@ func (x *exchange) upstreamFingerprint(why string) {
 	}
 	v := upstream.Remember(conn, func(o upstream.Opening) (any, bool) {
 		fp := &session.Fingerprint{Mirror: o.Mirror}
+		var random []byte
 		if h, err := fpr.ParseRecords(o.Hello); err == nil {
 			fp.JA3Raw, fp.JA3 = h.JA3()
 			fp.JA4 = h.JA4()
+			random = helloRandom(h.Record)
 		} else if len(o.Hello) == 0 {
 			return nil, true // not TLS
 		}
@@ -143,12 +161,14 @@ func (x *exchange) upstreamFingerprint(why string) {
 				final = false
 			}
 		}
-		return fp, final
+		return upstreamOpening{fp: fp, random: random}, final
 	})
-	fp, _ := v.(*session.Fingerprint)
+	op, _ := v.(upstreamOpening)
+	fp := op.fp
 	if fp == nil {
 		return
 	}
+	x.e.keyLog.note(x.s.ID, 1, op.random)
 	if fp.Mirror == "" && why != "" {
 		c := *fp
 		c.Mirror = why

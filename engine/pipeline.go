@@ -164,6 +164,7 @@ func (x *exchange) begin(r *http.Request) *http.Request {
 		},
 	}
 	info.proc.fill(&s.Client)
+	e.keyLog.note(s.ID, 0, info.clientRandom())
 	x.s = s
 	x.hooks = e.hooks.Load()
 	x.done = r.Context().Done()
