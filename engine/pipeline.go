@@ -265,6 +265,7 @@ func (x *exchange) send(f *Flow) *http.Request {
 		x.captureRequest(r) // a hook replaced the body: capture what is really sent
 	}
 	x.req = r
+	x.fp = f.fingerprint
 	s := x.s
 	s.Request.Method, s.Request.URL, s.Request.Header = r.Method, x.publicURL(r), r.Header
 	return r

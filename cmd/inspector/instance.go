@@ -328,7 +328,7 @@ func startInstance(dir string, f instanceFlags) (_ *instance, err error) {
 	}
 	inst.shaper = shaper
 	installHooks(eng, inst.debug.rules, inst.debug.bp, scripts, shaper)
-	for p, h := range protoHandlers() {
+	for p, h := range protoHandlers(dir, inst.debug.rules.Folders) {
 		routes[p] = h
 	}
 	for p, h := range netProfileHandlers(shaper) {
