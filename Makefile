@@ -13,7 +13,7 @@ export LANG ?= C.UTF-8
 # Firefox ESR and Chromium for the browser tests in cmd/inspector and engine), screenshots (Xvfb, ImageMagick).
 APT_PKGS  := gcc libgl1-mesa-dev xorg-dev curl ca-certificates libnss3-tools libglib2.0-bin \
              gsettings-desktop-schemas xvfb xdotool imagemagick firefox-esr chromium
-# Copy as code (internal/codegen): the runtimes its round-trip tests run snippets with
+# Copy as code (codegen): the runtimes its round-trip tests run snippets with
 # (curl above; Go is on PATH; C# on Mono; Rust with rustc against a stand-in for reqwest,
 # which cannot be fetched offline; PowerShell is not packaged).
 APT_PKGS  += wget httpie python3-requests python3-httpx nodejs default-jdk-headless php-cli php-curl \
@@ -92,13 +92,14 @@ BENCH_PKGS := mitmproxy nginx util-linux
 bench: deps
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 1s ./engine/ ./rootca/ ./filter/
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 1x ./store/
-	$(GO) test -run '^$$' -bench . -benchmem -benchtime 3x ./internal/diff/
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime 3x ./diff/
 	@missing=""; for p in $(BENCH_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing:$$missing"; \
 	  ( $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing ) \
 	    || echo "bench: could not install$$missing; the peers they provide will be skipped"; \
 	fi
+	cd bench && $(GO) test -run '^$$' -bench . -benchtime 1x -count 3 ./listeners/
 	cd bench && $(GO) run ./cmd/benchrun -repo .. -out ../docs/perf.md
 
 # HTTP/2 conformance of the proxy's client-facing side through a CONNECT tunnel (about 15s).
@@ -108,22 +109,24 @@ h2spec:
 	INSPECTOR_H2SPEC=$(CURDIR)/bin/h2spec $(GO) test -count=1 -run '^TestH2Spec$$' -v ./engine/
 
 # Every fuzz target briefly (seeds in the code and in testdata/fuzz always run as tests).
-ENGINE_FUZZ := FuzzBodyFramer FuzzCheckHead FuzzHTTP1Proxy FuzzHTTP1Tunnel FuzzConnectTarget FuzzWSParser FuzzH2FrameTap \
+ENGINE_FUZZ := FuzzBodyFramer FuzzCheckHead FuzzHTTP1Proxy FuzzHTTP1Tunnel FuzzConnectTarget FuzzH2FrameTap \
                FuzzParseAltSvcH3
 CODEGEN_FUZZ := FuzzCurl FuzzWget FuzzHTTPie FuzzPowerShell FuzzFetch FuzzNode FuzzPython FuzzHTTPX \
                FuzzGo FuzzJava FuzzCSharp FuzzPHP FuzzRust
 fuzz-short:
 	@set -e; for t in $(ENGINE_FUZZ); do \
 	  $(GO) test -run '^$$' -fuzz "^$$t\$$" -fuzztime 10s ./engine/; done
+	@set -e; for t in FuzzWSParser FuzzWSRelay; do \
+	  $(GO) test -run '^$$' -fuzz "^$$t\$$" -fuzztime 10s ./engine/internal/ws/; done
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 10s ./filter/
 	$(GO) test -run '^$$' -fuzz '^FuzzRead$$' -fuzztime 10s ./store/har/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeSessionMeta$$' -fuzztime 10s ./store/
 	@set -e; for t in FuzzProtoRaw FuzzSplitFrames FuzzParseSSE FuzzSplitMultipart FuzzViews; do \
 	  $(GO) test -run '^$$' -fuzz "^$$t\$$" -fuzztime 10s ./content/; done
-	$(GO) test -run '^$$' -fuzz '^FuzzParseIgnore$$' -fuzztime 10s ./internal/diff/
-	$(GO) test -run '^$$' -fuzz '^FuzzBodies$$' -fuzztime 10s ./internal/diff/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseIgnore$$' -fuzztime 10s ./diff/
+	$(GO) test -run '^$$' -fuzz '^FuzzBodies$$' -fuzztime 10s ./diff/
 	@set -e; for t in $(CODEGEN_FUZZ); do \
-	  $(GO) test -run '^$$' -fuzz "^$$t\$$" -fuzztime 10s ./internal/codegen/; done
+	  $(GO) test -run '^$$' -fuzz "^$$t\$$" -fuzztime 10s ./codegen/; done
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./filter/

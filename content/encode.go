@@ -26,20 +26,9 @@ func Encode(encs []string, data []byte) ([]byte, error) {
 	out := data
 	for _, e := range encs {
 		var b bytes.Buffer
-		var w io.WriteCloser
-		switch e {
-		case "deflate":
-			w = zlib.NewWriter(&b)
-		case "br":
-			w = brotli.NewWriterLevel(&b, brotli.DefaultCompression)
-		case "zstd":
-			zw, err := zstd.NewWriter(&b, zstd.WithEncoderConcurrency(1))
-			if err != nil {
-				return data, err
-			}
-			w = zw
-		default:
-			w = gzip.NewWriter(&b)
+		w, err := NewEncoder(e, &b)
+		if err != nil {
+			return data, err
 		}
 		w.Write(out)
 		if err := w.Close(); err != nil {
@@ -48,4 +37,19 @@ func Encode(encs []string, data []byte) ([]byte, error) {
 		out = b.Bytes()
 	}
 	return out, nil
+}
+
+// NewEncoder is a streaming encoder of one coding (as Encode applies it) writing to w;
+// Close ends the stream without closing w. A coding Decode does not support is gzip, as
+// in Encode, which checks first.
+func NewEncoder(enc string, w io.Writer) (io.WriteCloser, error) {
+	switch enc {
+	case "deflate":
+		return zlib.NewWriter(w), nil
+	case "br":
+		return brotli.NewWriterLevel(w, brotli.DefaultCompression), nil
+	case "zstd":
+		return zstd.NewWriter(w, zstd.WithEncoderConcurrency(1))
+	}
+	return gzip.NewWriter(w), nil
 }

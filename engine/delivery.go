@@ -8,32 +8,7 @@ import (
 	"inspector/engine/session"
 )
 
-// Delivery: did the client get the whole response before it went away?
-//
-// A client that knows a response's length (curl, browsers) closes its connection or
-// stream as soon as it has the last byte. The request's context then ends while the
-// handler is still returning, and "the context ended before the exchange did" alone would
-// call a complete exchange a failure. What tells the two apart is whether the last byte
-// had been handed to the client's connection before it left:
-//
-//   - clientWriter counts the body bytes written to the client. Before it writes the last
-//     bytes of a body with a Content-Length on HTTP/2 or HTTP/3 it flushes what is still
-//     buffered: that flush fails once the stream or connection is closed, so the client
-//     left before it could have the last byte. The last write's own result is not
-//     trusted there: x/net reports a connection closed right after a frame was written
-//     as that frame's failure, and a client closing its connection as soon as it has the
-//     last byte is exactly that.
-//   - On HTTP/1 the last write is flushed at once; but a write into a socket the peer has
-//     closed still succeeds, so framingConn also notes how many bytes had been written
-//     when the client's close was read: a complete delivery wrote nothing after it (see
-//     wroteAfterGone).
-//
-// A response shorter than the smallest buffer in front of the client's connection
-// (flushThreshold) stays buffered until the handler returns: a client gone before then
-// never saw it, so such responses need no early flush. The end of a chunked or unframed
-// body is written only after the handler returns, so a client gone before cannot have
-// seen it either. What stays open: on HTTP/2 and HTTP/3 a client that leaves in the
-// moment between the flush before the last write and that write is recorded as served.
+// Delivery: see the section "Delivery" in doc.go.
 
 // flushThreshold is the size of the smallest buffer between a handler and the client's
 // connection (net/http's HTTP/1 response buffer, 2 KiB).

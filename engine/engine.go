@@ -1,25 +1,3 @@
-// Package engine is Inspector's MITM proxy: it accepts proxy clients, decrypts HTTPS with
-// leaf certificates from a Minter, relays HTTP/1.1 and HTTP/2 on both legs, and turns every
-// exchange into a session.Session that it publishes to observers.
-//
-// # Stages and hooks
-//
-// Each request passes: request head (EventBegin) → RequestHeaders hooks → Request hooks
-// (body buffered) → upstream round trip → response head → ResponseHeaders hooks →
-// Response hooks (body buffered) → EventUpdate → body relayed → Error hooks (when it
-// failed) → EventComplete → Done hooks. stages.go documents each stage. A session ends
-// in exactly one of a response or an error; an HTTP 500 from the origin is a response.
-//
-// # Observers
-//
-// Observers never sit in the request path: the engine never waits for one. Observe
-// registers a callback the engine calls with every event, in order, from a delivery
-// goroutine of its own (an observer may block, e.g. the store under backpressure, without
-// delaying any request or response; the backlog is bounded, see Observer). Close delivers
-// what is queued before it returns (until its context ends); Send returns once its
-// session is delivered. Subscribe returns a buffered channel. A subscriber that falls
-// behind loses events, is counted in Stats.DroppedEvents, and gets an EventResync as soon
-// as its channel has room again: it never slows the proxy.
 package engine
 
 import (
@@ -41,6 +19,7 @@ import (
 
 	"inspector/engine/internal/capture"
 	"inspector/engine/internal/conn"
+	"inspector/engine/internal/frames"
 	"inspector/engine/internal/upstream"
 	"inspector/engine/session"
 )
@@ -89,10 +68,9 @@ type Engine struct {
 	// unspecified IP with such a port is reserved.
 	reservedLoopPorts map[string]bool
 
-	framesDropped atomic.Uint64
-	upFrames      sync.Map // upstream connection id → *frameRec (frame capture on)
-	h3srv         *h3Server
-	rev           *reverseTarget // reverse mode (Config.Reverse), else nil
+	frameCap *frames.Capture // frame capture (used when Config.FrameSink is set)
+	h3srv    *h3Server
+	rev      *reverseTarget // reverse mode (Config.Reverse), else nil
 }
 
 // Observer receives every event, in order, on the engine's delivery goroutine (see
@@ -208,6 +186,8 @@ func New(cfg Config) (*Engine, error) {
 		e.captureMem = capture.NewBudget(cfg.CaptureMemory)
 	}
 	e.capture.Store(true)
+	e.frameCap = frames.New(frames.Env{Capture: &e.capture, Sink: cfg.FrameSink, Logf: cfg.Logf,
+		NextConnID: func() uint64 { return e.connIDs.Add(1) }})
 	e.observers.Store(&[]Observer{})
 	e.subs.Store(&[]*Subscription{})
 	e.hooks.Store(&hookSet{})
@@ -417,7 +397,7 @@ func (e *Engine) Stats() Stats {
 		InFlight:        n,
 		Connections:     int64(e.conns.Open()),
 		DroppedEvents:   e.dropped.Load(),
-		FramesDropped:   e.framesDropped.Load(),
+		FramesDropped:   e.frameCap.Dropped(),
 		ObserverDropped: e.obsQ.dropped.Load(),
 		CaptureMemory:   e.captureMem.InUse(),
 		CaptureCapped:   e.captureMem.CappedCount(),

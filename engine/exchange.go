@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"inspector/engine/internal/capture"
+	"inspector/engine/internal/ws"
 	"inspector/engine/session"
 )
 
@@ -31,7 +32,7 @@ type exchange struct {
 	reqBody *capture.Body
 	resp    *http.Response
 	respCap *capture.Body
-	ws      *wsTap
+	ws      *ws.Tap
 	cw      clientWriter // the client's ResponseWriter, as the exchange writes to it
 	tr      traceState
 	failed  bool                  // the error handler ran
@@ -316,7 +317,7 @@ func (x *exchange) complete(aborted, leftEarly, delivered bool) {
 	}
 	if x.ws != nil {
 		s.Flags |= session.FlagWebSocket
-		s.Messages, s.MessagesSeen, s.Response.Body.Size = x.ws.result()
+		s.Messages, s.MessagesSeen, s.Response.Body.Size = x.ws.Result()
 	}
 	if aborted && s.Error == nil {
 		x.fail(session.PhaseBody, session.SideClient, nil, "the client went away before the response was complete")
@@ -329,8 +330,8 @@ func (x *exchange) complete(aborted, leftEarly, delivered bool) {
 	}
 	s.Timings.ResponseDone = now
 	if x.e.cfg.FrameSink != nil {
-		x.info.frames.sessionDone(s.ID)
-		x.e.upstreamRec(s.Upstream.ConnID).sessionDone(s.ID)
+		x.info.frames.SessionDone(s.ID)
+		x.e.frameCap.Upstream(s.Upstream.ConnID).SessionDone(s.ID)
 	}
 	if s.Client.PID == 0 && s.Client.Process == "" {
 		x.info.proc.fill(&s.Client) // never waits: the observers' deliverer may (withProcess)

@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"crypto/tls"
 	"io"
 	"net/http"
 	"os"
@@ -82,7 +83,9 @@ func TestUpstreamMirrorsGoClient(t *testing.T) {
 	t.Parallel()
 	o := et.StartFPOrigin(t)
 	p := et.StartProxy(t, nil, o.Origin())
-	for _, protos := range [][]string{{"h2", "http/1.1"}, {"http/1.1"}} {
+	// nil: a client that offers no ALPN at all (Python's urllib, Java's
+	// HttpsURLConnection).
+	for _, protos := range [][]string{{"h2", "http/1.1"}, {"http/1.1"}, nil} {
 		direct := fpGet(t, goClient(o, nil, protos), o.URL+"/")
 		through := goClient(o, p, protos)
 		seen := fpGet(t, through, o.URL+"/")
@@ -95,7 +98,7 @@ func TestUpstreamMirrorsGoClient(t *testing.T) {
 		if up == nil || up.JA4 != seen.Get("X-JA4") || up.JA3 != seen.Get("X-JA3") || up.Mirror != "mirrored" {
 			t.Fatalf("%v: upstream fingerprint %+v, origin saw %s", protos, up, seen.Get("X-JA4"))
 		}
-		if protos[0] == "h2" && (up.H2 == "" || up.H2 != seen.Get("X-H2FP")) {
+		if len(protos) > 0 && protos[0] == "h2" && (up.H2 == "" || up.H2 != seen.Get("X-H2FP")) {
 			t.Fatalf("upstream h2 fingerprint %q, origin saw %q", up.H2, seen.Get("X-H2FP"))
 		}
 		// A second request on the kept-alive connections: same record, no new handshake.
@@ -104,6 +107,54 @@ func TestUpstreamMirrorsGoClient(t *testing.T) {
 			t.Fatalf("second request: %+v", s2.Upstream.Fingerprint)
 		}
 		through.CloseIdleConnections()
+	}
+}
+
+// A client whose hello offers session resumption (session_ticket, psk_key_exchange_modes)
+// but no pre_shared_key, after Inspector holds a session with the origin: Python's urllib,
+// Java and Node send such hellos, and utls panicked building the mirrored one (the client
+// got its connection closed with no response). Then the same client resumes with
+// Inspector: the origin sees a resumed hello too, with the JA4 it sees direct.
+func TestUpstreamMirrorsResumption(t *testing.T) {
+	t.Parallel()
+	o := et.StartFPOrigin(t)
+	p := et.StartProxy(t, nil, o.Origin())
+	// A first client leaves Inspector a resumable session with the origin.
+	first := goClient(o, p, []string{"h2", "http/1.1"})
+	fpGet(t, first, o.URL+"/")
+	first.CloseIdleConnections()
+	p.Next(t)
+	for _, protos := range [][]string{nil, {"http/1.1"}, {"h2", "http/1.1"}} {
+		resuming := func(proxy *et.Proxy) *http.Client {
+			c := goClient(o, proxy, protos)
+			c.Transport.(*http.Transport).TLSClientConfig.ClientSessionCache = tls.NewLRUClientSessionCache(8)
+			return c
+		}
+		var direct [2]http.Header
+		dc := resuming(nil)
+		for i := range direct {
+			direct[i] = fpGet(t, dc, o.URL+"/")
+			dc.CloseIdleConnections()
+		}
+		if direct[0].Get("X-Resumed") != "false" || direct[1].Get("X-Resumed") != "true" {
+			t.Fatalf("%v direct: resumed %q then %q", protos, direct[0].Get("X-Resumed"), direct[1].Get("X-Resumed"))
+		}
+		tc := resuming(p)
+		for i := range direct {
+			seen := fpGet(t, tc, o.URL+"/")
+			tc.CloseIdleConnections()
+			s := p.Next(t)
+			if seen.Get("X-JA4") != direct[i].Get("X-JA4") || seen.Get("X-JA3-Raw") != direct[i].Get("X-JA3-Raw") {
+				t.Fatalf("%v connection %d: origin saw %s / %s through Inspector, %s / %s direct", protos, i+1,
+					seen.Get("X-JA4"), seen.Get("X-JA3-Raw"), direct[i].Get("X-JA4"), direct[i].Get("X-JA3-Raw"))
+			}
+			if up := s.Upstream.Fingerprint; up == nil || !strings.HasPrefix(up.Mirror, "mirrored") {
+				t.Fatalf("%v connection %d: upstream %+v", protos, i+1, up)
+			}
+			if i == 1 && seen.Get("X-Resumed") != "true" {
+				t.Fatalf("%v: the client resumed with Inspector, the origin saw no resumption", protos)
+			}
+		}
 	}
 }
 
@@ -153,13 +204,7 @@ func TestUpstreamMirrorsCurl(t *testing.T) {
 	o := et.StartFPOrigin(t)
 	p := et.StartProxy(t, nil, o.Origin())
 	dir := t.TempDir()
-	originCA, proxyCA := filepath.Join(dir, "origin.pem"), filepath.Join(dir, "proxy.pem")
-	if err := os.WriteFile(originCA, o.CertPEM(), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(proxyCA, p.CA.PEM(), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	originCA, proxyCA := writeCAs(t, dir, o, p)
 	run := func(args ...string) map[string]string {
 		t.Helper()
 		out, err := exec.Command(curl, append([]string{"-sS", "--max-time", "60"}, args...)...).CombinedOutput()
@@ -215,4 +260,113 @@ func TestUpstreamMirrorsChromium(t *testing.T) {
 		t.Fatalf("chromium: origin saw %v through Inspector, %v direct;%s", through, direct, why)
 	}
 	t.Logf("chromium: JA4 %s; h2 direct %q, through Inspector %q", direct["ja4"], direct["h2"], through["h2"])
+}
+
+// Python's urllib, Java's HttpsURLConnection and Node's tls (OpenSSL and JSSE hellos that
+// offer no ALPN, and session_ticket without a pre_shared_key), direct and through
+// Inspector, twice (the second time Inspector holds a session with the origin): the
+// request goes through, and the origin sees the same JA4.
+func TestUpstreamMirrorsPythonJavaNode(t *testing.T) {
+	t.Parallel()
+	o := et.StartFPOrigin(t)
+	p := et.StartProxy(t, nil, o.Origin())
+	dir := t.TempDir()
+	originCA, proxyCA := writeCAs(t, dir, o, p)
+	run := func(name string, args ...string) map[string]string {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, name, args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "JAVA_TOOL_OPTIONS=")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s %v: %v\n%s", name, args, err, out)
+		}
+		return bodyFP(string(out))
+	}
+	proxy := p.URL.Host
+	tools := []struct {
+		name            string
+		direct, through []string
+	}{
+		{"python3", []string{"-c", pyGet, originCA, o.URL + "/"}, []string{"-c", pyGet, proxyCA, o.URL + "/", p.URL.String()}},
+		{"node", []string{"-e", nodeGet, originCA, o.URL + "/"}, []string{"-e", nodeGet, proxyCA, o.URL + "/", proxy}},
+		{"java", javaArgs(t, dir, "origin", originCA, o.URL+"/", ""), javaArgs(t, dir, "proxy", proxyCA, o.URL+"/", proxy)},
+	}
+	for _, tool := range tools {
+		if _, err := exec.LookPath(tool.name); err != nil {
+			t.Logf("%s not installed: skipped", tool.name)
+			continue
+		}
+		direct := run(tool.name, tool.direct...)
+		for i := range 2 {
+			through := run(tool.name, tool.through...)
+			s := p.Next(t)
+			if direct["ja4"] == "" || through["ja4"] != direct["ja4"] || through["ja3"] != direct["ja3"] {
+				t.Fatalf("%s (%d): origin saw %v through Inspector, %v direct (%+v)", tool.name, i+1, through, direct, s.Upstream.Fingerprint)
+			}
+			if up := s.Upstream.Fingerprint; up == nil || !strings.HasPrefix(up.Mirror, "mirrored") {
+				t.Fatalf("%s: upstream %+v", tool.name, up)
+			}
+		}
+		t.Logf("%s: JA4 %s JA3 %s", tool.name, direct["ja4"], direct["ja3"])
+	}
+}
+
+// writeCAs writes the origin's certificate and the proxy's CA as PEM files in dir.
+func writeCAs(t *testing.T, dir string, o *et.FPOrigin, p *et.Proxy) (originCA, proxyCA string) {
+	t.Helper()
+	originCA, proxyCA = filepath.Join(dir, "origin.pem"), filepath.Join(dir, "proxy.pem")
+	if err := os.WriteFile(originCA, o.CertPEM(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(proxyCA, p.CA.PEM(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return originCA, proxyCA
+}
+
+// pyGet fetches argv[2] trusting argv[1], through the proxy argv[3] if given.
+const pyGet = `import sys,ssl,urllib.request
+ctx = ssl.create_default_context(cafile=sys.argv[1])
+h = [urllib.request.HTTPSHandler(context=ctx)]
+if len(sys.argv) > 3: h.append(urllib.request.ProxyHandler({"https": sys.argv[3]}))
+print(urllib.request.build_opener(*h).open(sys.argv[2], timeout=60).read().decode())`
+
+// nodeGet fetches argv[2] trusting argv[1], tunnelled through the proxy host:port argv[3]
+// if given (Node has no proxy support of its own; this is what proxy agents do).
+const nodeGet = `const fs=require('fs'),http=require('http'),tls=require('tls');
+const [ca,url,proxy]=process.argv.slice(1), u=new URL(url);
+const go=sock=>{const s=tls.connect({socket:sock,host:u.hostname,port:u.port,ca:fs.readFileSync(ca)},()=>{
+  s.write('GET '+u.pathname+' HTTP/1.1\r\nHost: '+u.host+'\r\nConnection: close\r\n\r\n')});
+  let out='';s.on('data',d=>out+=d);s.on('end',()=>console.log(out));s.on('error',e=>{console.log(e.message);process.exit(1)});};
+if(!proxy){go(undefined)}else{const [h,p]=proxy.split(':');
+  http.request({host:h,port:p,method:'CONNECT',path:u.host}).on('connect',(res,sock)=>go(sock)).end();}`
+
+// javaArgs are the arguments of a java run fetching url with HttpsURLConnection, trusting
+// the CA in pem (a PKCS12 trust store made with keytool), through proxy host:port if not
+// empty (loopback included).
+func javaArgs(t *testing.T, dir, name, pem, url, proxy string) []string {
+	t.Helper()
+	src := filepath.Join(dir, "Get.java")
+	if err := os.WriteFile(src, []byte(`public class Get { public static void main(String[] a) throws Exception {
+  var c = (javax.net.ssl.HttpsURLConnection) new java.net.URL(a[0]).openConnection();
+  System.out.println(new String(c.getInputStream().readAllBytes())); } }
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	store := filepath.Join(dir, name+".p12")
+	if kt, err := exec.LookPath("keytool"); err == nil {
+		if out, err := exec.Command(kt, "-importcert", "-noprompt", "-alias", name, "-file", pem, "-keystore", store,
+			"-storepass", "inspector", "-storetype", "PKCS12").CombinedOutput(); err != nil {
+			t.Fatalf("keytool: %v\n%s", err, out)
+		}
+	}
+	args := []string{"-Djavax.net.ssl.trustStore=" + store, "-Djavax.net.ssl.trustStorePassword=inspector", "-Djavax.net.ssl.trustStoreType=PKCS12"}
+	if proxy != "" {
+		h, port, _ := strings.Cut(proxy, ":")
+		args = append(args, "-Dhttps.proxyHost="+h, "-Dhttps.proxyPort="+port, "-Dhttp.nonProxyHosts=")
+	}
+	return append(args, src, url)
 }

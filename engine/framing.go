@@ -16,22 +16,7 @@ import (
 	"inspector/engine/session"
 )
 
-// Strict HTTP/1 framing in front of net/http's server.
-//
-// net/http's server already rejects much ambiguous framing, but it normalises some of it
-// (Content-Length together with Transfer-Encoding, obs-fold, Transfer-Encoding on
-// HTTP/1.0, bare LF line ends) and finds chunked-body errors only while the body streams
-// upstream. A framingConn sits between a client connection and the server: it reads each
-// request head whole, checks it, and only then hands it on; it follows the body's framing
-// byte by byte so it always knows where the next head starts. Chunk framing that has
-// already arrived with the head is checked before the head is handed on, so a smuggling
-// attempt in one packet is refused with nothing sent upstream; a chunk error later in a
-// long body makes the body read fail, so the origin sees a cut-off request, never a
-// second one.
-//
-// On a head error the conn hands the server a fixed placeholder request instead and then
-// EOF; the handler sees framingErr on the connection and answers 400 with the reason,
-// after any earlier responses on the connection (pipelining keeps its order).
+// Strict HTTP/1 framing: see the section "Strict HTTP/1 framing" in doc.go.
 
 // FramingError is a request the proxy refused because its HTTP/1 framing is ambiguous or
 // malformed.

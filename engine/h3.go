@@ -11,6 +11,8 @@ import (
 
 	"github.com/quic-go/quic-go"
 	"github.com/quic-go/quic-go/http3"
+
+	"inspector/engine/internal/frames"
 )
 
 // h3Server is the inbound HTTP/3 listener (Config.ListenH3): an HTTP/3 server that
@@ -99,15 +101,15 @@ func (e *Engine) initH3() error {
 	}
 	srv := &http3.Server{
 		TLSConfig:      http3.ConfigureTLSConfig(tlsConf),
-		QUICConfig:     e.quicConfig(legClient, 0),
+		QUICConfig:     e.quicConfig(frames.LegClient, 0),
 		Handler:        http.HandlerFunc(e.serveH3),
 		MaxHeaderBytes: maxHeaderBytes,
 		IdleTimeout:    e.cfg.IdleTimeout,
 		ConnContext: func(ctx context.Context, c *quic.Conn) context.Context {
 			now := time.Now()
 			info := &connInfo{accepted: now, tlsDone: now, decrypted: true}
-			if tr, ok := c.QlogTrace().(*h3Trace); ok {
-				info.id, info.frames = tr.rec.connID, tr.rec
+			if rec := frames.TraceRec(c.QlogTrace()); rec != nil {
+				info.id, info.frames = rec.ConnID(), rec
 			} else {
 				info.id = e.connIDs.Add(1)
 			}
@@ -136,4 +138,15 @@ func (e *Engine) serveH3(w http.ResponseWriter, r *http.Request) {
 		r.URL.Scheme, r.URL.Host = "https", r.Host
 	}
 	e.serveExchange(w, r)
+}
+
+// quicConfig returns the QUIC settings for a connection on leg; with frame capture on it
+// carries a tracer that records the connection's HTTP/3 frames. connID 0 means "number
+// it when it starts" (inbound connections).
+func (e *Engine) quicConfig(leg string, connID uint64) *quic.Config {
+	conf := &quic.Config{MaxIdleTimeout: min(e.cfg.IdleTimeout, 120*time.Second), MaxIncomingStreams: 250}
+	if e.cfg.FrameSink != nil {
+		conf.Tracer = e.frameCap.QUICTracer(leg, connID)
+	}
+	return conf
 }

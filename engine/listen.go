@@ -18,6 +18,7 @@ import (
 	"golang.org/x/net/http2"
 
 	fpr "inspector/engine/internal/fingerprint"
+	"inspector/engine/internal/frames"
 	"inspector/engine/internal/upstream"
 	"inspector/engine/session"
 )
@@ -45,7 +46,7 @@ type connInfo struct {
 	// requests on the connection need not check it again.
 	vetted bool
 	// frames records the connection's frames when frame capture is on (h2 and h3).
-	frames *frameRec
+	frames *frames.Rec
 
 	// proc is the lookup of the process that owns the client's socket (nil when off).
 	proc *procLookup
@@ -368,8 +369,8 @@ func (e *Engine) serveH2(c net.Conn) {
 		if info.id == 0 {
 			info.id = e.connIDs.Add(1)
 		}
-		tap := e.newH2Tap(c, legClient, info.id)
-		info.frames = tap.rec
+		tap := e.frameCap.NewH2Tap(c, frames.LegClient, info.id)
+		info.frames = tap.Rec()
 		c = tap
 		defer tap.Close()
 	}

@@ -1,12 +1,7 @@
 package engine_test
 
 import (
-	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
-	"io"
 	"net/http"
-	"strconv"
 	"testing"
 
 	"inspector/engine"
@@ -72,9 +67,6 @@ var matrix = func() []matrixCell {
 	return cells
 }()
 
-// onlyReader hides a reader's type so the request body has no known length and streams.
-type onlyReader struct{ io.Reader }
-
 // TestProtocolMatrix runs the same body in all nine client × origin cells: a streamed
 // upload and download byte for byte, response trailers, cookies joined for the origin,
 // and the protocols recorded on both legs of every session.
@@ -83,86 +75,7 @@ func TestProtocolMatrix(t *testing.T) {
 		t.Run(c.client+"-to-"+c.origin, func(t *testing.T) {
 			et.RequireNoLeaks(t)
 			cl, base, p, wantClient, wantUp := startCell(t, c, nil)
-			check := func(s *session.Session) {
-				t.Helper()
-				if s.Error != nil {
-					t.Fatalf("session error: %v", s.Error)
-				}
-				if s.Client.Proto != wantClient || s.Upstream.Proto != wantUp {
-					t.Fatalf("protocols client=%q upstream=%q, want %q and %q", s.Client.Proto, s.Upstream.Proto, wantClient, wantUp)
-				}
-			}
-
-			// Streamed upload of unknown length, with cookies the h2/h3 client splits.
-			up := et.RandomBytes(300 << 10)
-			req, _ := http.NewRequest("POST", base+"/echo", onlyReader{bytes.NewReader(up)})
-			req.Header.Set("Cookie", "a=1; b=2")
-			req.Header.Set("X-Custom", "v")
-			if c.client == et.ClientH1 {
-				// Connection-specific headers stop at the proxy, whatever the origin speaks.
-				req.Header.Set("Connection", "X-Hop")
-				req.Header.Set("X-Hop", "1")
-				req.Header.Set("Keep-Alive", "timeout=5")
-			}
-			resp, err := cl.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			sum := sha256.Sum256(up)
-			if got := resp.Header.Get("X-Echo-Body-Sha256"); got != hex.EncodeToString(sum[:]) {
-				t.Fatalf("origin got a different body: sha256 %s size %s", got, resp.Header.Get("X-Echo-Body-Size"))
-			}
-			if got := resp.Header.Values("X-Echo-H-Cookie"); len(got) != 1 || got[0] != "a=1; b=2" {
-				t.Fatalf("origin saw cookies %q, want one joined header", got)
-			}
-			if resp.Header.Get("X-Echo-H-X-Custom") != "v" {
-				t.Fatalf("custom header lost: %v", resp.Header)
-			}
-			for _, h := range []string{"X-Echo-H-X-Hop", "X-Echo-H-Keep-Alive", "X-Echo-H-Connection"} {
-				if v := resp.Header.Get(h); v != "" {
-					t.Fatalf("origin got connection-specific header %s: %q", h, v)
-				}
-			}
-			s := p.Next(t)
-			check(s)
-			if !bytes.Equal(s.Request.Body.Data, up) || s.Request.Body.Size != int64(len(up)) {
-				t.Fatalf("recorded request body: %d bytes (size %d), want %d", len(s.Request.Body.Data), s.Request.Body.Size, len(up))
-			}
-
-			// Streamed download without a length.
-			n := 500 << 10
-			resp, err = cl.Get(base + "/stream?n=" + strconv.Itoa(n))
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if err != nil || !bytes.Equal(got, et.Pattern(n)) {
-				t.Fatalf("download: %d bytes, err %v", len(got), err)
-			}
-			s = p.Next(t)
-			check(s)
-			if !bytes.Equal(s.Response.Body.Data, et.Pattern(n)) {
-				t.Fatalf("recorded response body differs (%d bytes)", len(s.Response.Body.Data))
-			}
-
-			// Trailers.
-			resp, err = cl.Get(base + "/trailer")
-			if err != nil {
-				t.Fatal(err)
-			}
-			body, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if string(body) != "body before trailers" || resp.Trailer.Get("X-Sum") != "42" {
-				t.Fatalf("trailers: body %q trailer %v", body, resp.Trailer)
-			}
-			s = p.Next(t)
-			check(s)
-			if s.Response.Trailer.Get("X-Sum") != "42" {
-				t.Fatalf("recorded trailer %v", s.Response.Trailer)
-			}
+			et.RunMatrixChecks(t, et.MatrixCell{Client: cl, Base: base, Proxy: p, WantClient: wantClient, WantUp: wantUp, HTTP1Client: c.client == et.ClientH1})
 		})
 	}
 }

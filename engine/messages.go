@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"sync/atomic"
 
+	"inspector/engine/internal/ws"
 	"inspector/engine/session"
 )
 
@@ -118,11 +119,22 @@ func (e *Engine) RemoveMessageHook(h MessageHook) {
 
 // newWSTapFor returns the tap of a session's upgraded connection rwc: the cheap copying
 // tap, or a relay that parses frames and runs the message hooks when there are any.
-func (e *Engine) newWSTapFor(rwc io.ReadWriteCloser, s *session.Session, req *http.Request) *wsTap {
-	t := newWSTap(rwc, e.cfg.CaptureLimit)
-	t.notify = e.messageNotifier(s.ID)
+func (e *Engine) newWSTapFor(rwc io.ReadWriteCloser, s *session.Session, req *http.Request) *ws.Tap {
+	t := ws.NewTap(rwc, e.cfg.CaptureLimit, e.messageNotifier(s.ID))
 	if p := e.msgHooks.Load(); p != nil && len(*p) > 0 {
-		t.relay = newWSRelay(t, *p, req.Context(), s.ID, req.URL.String())
+		hooks := make([]ws.Hook, len(*p))
+		for i, h := range *p {
+			hooks[i] = wsHook{h}
+		}
+		t.StartRelay(req.Context(), hooks, s.ID, req.URL.String())
 	}
 	return t
+}
+
+// wsHook is a MessageHook as the relay sees it: ws.Message is WebSocketMessage field for
+// field, so the hook gets the relay's message itself, not a copy.
+type wsHook struct{ h MessageHook }
+
+func (w wsHook) OnMessage(ctx context.Context, m *ws.Message) error {
+	return w.h.OnMessage(ctx, (*WebSocketMessage)(m))
 }

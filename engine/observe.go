@@ -6,15 +6,7 @@ import (
 	"sync/atomic"
 )
 
-// Observer delivery. Observers registered with Observe are called in event order on a
-// delivery goroutine of the engine's, never on an exchange's: an observer that takes its
-// time (the store waiting for room in its write queue) delays later deliveries, never a
-// request or response. What an undelivered backlog can hold is bounded twice: a
-// completed session's in-memory bodies stay counted in Config.CaptureMemory until its
-// EventComplete has been delivered (so a stalled observer makes new bodies spill to disk
-// instead of growing memory), and at most maxObserverBacklog events wait; beyond that an
-// event is dropped and counted in Stats.ObserverDropped (the only way an observer can
-// miss an event).
+// Observers: see the section "Observer delivery" in doc.go.
 
 // maxObserverBacklog caps the events waiting for delivery to observers.
 const maxObserverBacklog = 1 << 16

@@ -14,25 +14,11 @@ import (
 	"time"
 
 	"inspector/engine/internal/upstream"
+	"inspector/engine/internal/ws"
 	"inspector/engine/session"
 )
 
-// The pipeline: one exchange from accept to publish. serveExchange reads top to bottom,
-// each step a named method; the reverse proxy that relays bodies (with its flushing,
-// trailers, hop-by-hop rules and Upgrade handling) only calls back into named steps:
-//
-//	accept           where the request goes; refusals (framing, loops, the cert page)
-//	begin            the session, EventBegin, the request body's capture
-//	requestHeaders   RequestHeaders hooks, their pauses; an answer short-circuits
-//	requestBody      Request hooks on the buffered body (only when one is registered)
-//	send             the request as it goes upstream is recorded
-//	forward          the reverse proxy: rewrite → RoundTrip (transport choice, trace,
-//	                 response head recorded and captured; an HTTP/1.1 client connection's
-//	                 bodiless requests run on its own origin connection, upstream.Pinned)
-//	                 → modifyResponse
-//	                 (responseHeaders, responseBody, EventUpdate) → body relayed;
-//	                 handleError when there is no response
-//	complete         (deferred) delivered or not, Error hooks, EventComplete, Done hooks
+// The pipeline: see the section "The pipeline" in doc.go.
 
 // serveExchange handles one request from a client on any leg: absolute-form on the proxy
 // listener, or origin-form inside a CONNECT tunnel (h1, h2) or on the HTTP/3 listener.
@@ -182,7 +168,7 @@ func (x *exchange) begin(r *http.Request) *http.Request {
 	x.hooks = e.hooks.Load()
 	x.done = r.Context().Done()
 	if info.frames != nil {
-		info.frames.link(s.ID, r.Method, requestPath(r))
+		info.frames.Link(s.ID, r.Method, requestPath(r))
 	}
 	if st, ok := r.Context().Value(sendKey{}).(*sendState); ok {
 		s.ReplayOf = st.opts.ReplayOf
@@ -191,7 +177,7 @@ func (x *exchange) begin(r *http.Request) *http.Request {
 	}
 	e.publish(Event{Kind: EventBegin, Summary: inflight(s)})
 
-	if r.Body != nil && r.Body != http.NoBody && !isExtendedConnectWS(r) { // WebSocket streams are recorded as messages
+	if r.Body != nil && r.Body != http.NoBody && !ws.IsExtendedConnect(r) { // WebSocket streams are recorded as messages
 		x.captureRequest(r)
 	}
 	x.ctx = httptrace.WithClientTrace(r.Context(), x.tr.clientTrace())
@@ -223,7 +209,7 @@ func (x *exchange) requestHeaders(w http.ResponseWriter, f *Flow) bool {
 // requestBody runs the Request stage: with a Request hook registered, the request body
 // is read into Flow.Body (up to the buffer cap) before the hooks run.
 func (x *exchange) requestBody(w http.ResponseWriter, f *Flow) bool {
-	if len(x.hooks.reqBody) == 0 || isExtendedConnectWS(f.Request) {
+	if len(x.hooks.reqBody) == 0 || ws.IsExtendedConnect(f.Request) {
 		return true
 	}
 	f.Stage = StageRequest
@@ -274,7 +260,7 @@ func (x *exchange) send(f *Flow) *http.Request {
 	if r.Context() != x.ctx { // a hook replaced the request
 		r = r.WithContext(x.ctx)
 	}
-	if b := r.Body; b != nil && b != http.NoBody && b != io.ReadCloser(x.reqBody) && b != io.ReadCloser(x.reqHeld) && !isExtendedConnectWS(r) {
+	if b := r.Body; b != nil && b != http.NoBody && b != io.ReadCloser(x.reqBody) && b != io.ReadCloser(x.reqHeld) && !ws.IsExtendedConnect(r) {
 		x.captureRequest(r) // a hook replaced the body: capture what is really sent
 	}
 	x.req = r
@@ -286,8 +272,8 @@ func (x *exchange) send(f *Flow) *http.Request {
 // forward relays r through a reverse proxy of the exchange's own, whose callbacks are the
 // exchange's steps.
 func (x *exchange) forward(w http.ResponseWriter, r *http.Request) {
-	if isExtendedConnectWS(r) {
-		w, r = h1UpgradeFor(w, r)
+	if ws.IsExtendedConnect(r) {
+		w, r = ws.H1UpgradeFor(w, r)
 	}
 	x.rp = httputil.ReverseProxy{
 		Rewrite:        x.rewrite,
@@ -340,8 +326,8 @@ func (x *exchange) RoundTrip(req *http.Request) (*http.Response, error) {
 	x.gotResponse(resp)
 	x.upstreamFingerprint(why)
 	x.s.Upstream.ProtoReason = reason
-	if rec := x.e.upstreamRec(x.s.Upstream.ConnID); rec != nil {
-		rec.link(x.s.ID, req.Method, req.URL.RequestURI())
+	if rec := x.e.frameCap.Upstream(x.s.Upstream.ConnID); rec != nil {
+		rec.Link(x.s.ID, req.Method, req.URL.RequestURI())
 	}
 	if resp.StatusCode == http.StatusSwitchingProtocols {
 		if rwc, ok := resp.Body.(io.ReadWriteCloser); ok {

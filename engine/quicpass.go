@@ -11,18 +11,7 @@ import (
 	"inspector/engine/session"
 )
 
-// QUIC "pass through" policy (Config.H3Passthrough). The HTTP/3 listener then does not
-// terminate QUIC: it relays each client's datagrams, undecrypted, to the origin's UDP
-// port and the origin's answers back, so the TLS handshake is end to end and the client
-// sees the origin's certificate. Each client address is one flow, recorded as a tunnel
-// session (Method "QUIC", URL udp://host:port, request and response body sizes = bytes
-// client→origin and origin→client) that completes after the flow was idle for
-// Config.IdleTimeout or when the engine closes.
-//
-// The policy is per listener, not per host: choosing per host would need the SNI of the
-// client's QUIC Initial (decrypting the Initial packets and reassembling the ClientHello
-// from their CRYPTO frames), which is not done. So it applies in reverse mode only, where
-// the destination is known without the SNI, and matches the reverse target's host.
+// QUIC pass-through: see the section "QUIC pass-through" in doc.go.
 
 // maxQUICFlows bounds concurrent pass-through flows; datagrams of further new client
 // addresses are dropped (QUIC clients retransmit, and fall back to TCP).

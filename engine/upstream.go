@@ -14,6 +14,7 @@ import (
 
 	"github.com/quic-go/quic-go"
 
+	"inspector/engine/internal/frames"
 	"inspector/engine/internal/upstream"
 	"inspector/engine/session"
 )
@@ -38,16 +39,16 @@ func (e *Engine) newUpstream() (*upstream.Upstream, error) {
 		ResponseTimeout: e.cfg.ResponseTimeout,
 		MaxHeaderBytes:  maxHeaderBytes,
 		Reserved:        e.isReserved,
-		QUICConfig:      func(id uint64) *quic.Config { return e.quicConfig(legUpstream, id) },
+		QUICConfig:      func(id uint64) *quic.Config { return e.quicConfig(frames.LegUpstream, id) },
 		KeyLog:          e.keyLog,
 	}
 	if e.cfg.FrameSink != nil {
-		cfg.TapH2 = func(c net.Conn, id uint64) net.Conn { return e.newH2Tap(c, legUpstream, id) }
+		cfg.TapH2 = func(c net.Conn, id uint64) net.Conn { return e.frameCap.NewH2Tap(c, frames.LegUpstream, id) }
 		cfg.Stale = func(c net.Conn) bool {
 			// The tap saw capture off and passes bytes through for good: the HPACK state it
 			// did not follow makes later header blocks undecodable.
-			tap, ok := c.(*h2Tap)
-			return ok && tap.off.Load() && e.capture.Load()
+			tap, ok := c.(*frames.H2Tap)
+			return ok && tap.Stale()
 		}
 	}
 	return upstream.New(cfg)

@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -58,12 +60,15 @@ func (s *Store) ImportStream(read func(add func(*session.Session) error) error) 
 		pending []*session.Session
 		bytes   int
 		written bool // a chunk is in the file: the importing list exists
+		// prestored is the body bytes written ahead of their sessions' records.
+		prestored map[*session.Session]int64
 	)
 	chunk := func(final bool) error {
 		if len(pending) == 0 && !(final && written) {
 			return nil
 		}
 		err := s.update(func(b *buckets, count uint64, total int64) (uint64, int64, error) {
+			b.prestored = prestored
 			var list *bolt.Bucket // nil: the import ends in this transaction
 			if !final {
 				var err error
@@ -101,6 +106,9 @@ func (s *Store) ImportStream(read func(add func(*session.Session) error) error) 
 			return err
 		}
 		written = !final
+		for _, ss := range pending {
+			delete(prestored, ss)
+		}
 		clear(pending)
 		pending, bytes = pending[:0], 0
 		return nil
@@ -111,6 +119,24 @@ func (s *Store) ImportStream(read func(add func(*session.Session) error) error) 
 		}
 		ss.ID = s.NextID()
 		ids = append(ids, ss.ID)
+		if hasSpillFile(ss) {
+			// A body in a file (har.Limits.SpillDir): written ahead of the record, a
+			// transaction of 16 MiB at a time, so its bytes are never all in memory.
+			if err := chunk(false); err != nil {
+				removeSpills([]*session.Session{ss})
+				return err
+			}
+			n, err := s.importSpilled(ss)
+			removeSpills([]*session.Session{ss})
+			if err != nil {
+				return err
+			}
+			written = true
+			if prestored == nil {
+				prestored = map[*session.Session]int64{}
+			}
+			prestored[ss] = n
+		}
 		pending = append(pending, ss)
 		bytes += bodyBytes(ss)
 		if bytes >= importChunkBytes || len(pending) >= importChunkSessions {
@@ -122,6 +148,7 @@ func (s *Store) ImportStream(read func(add func(*session.Session) error) error) 
 		err = chunk(true)
 	}
 	if err != nil {
+		removeSpills(pending)
 		if written {
 			if rerr := s.update(rollbackImport); rerr != nil {
 				err = fmt.Errorf("%w; removing the sessions imported so far failed (the next start removes them): %v", err, rerr)
@@ -130,6 +157,76 @@ func (s *Store) ImportStream(read func(add func(*session.Session) error) error) 
 		return nil, err
 	}
 	return ids, nil
+}
+
+func hasSpillFile(ss *session.Session) bool {
+	for _, b := range [...]*session.Body{&ss.Request.Body, responseBody(ss)} {
+		if b != nil && b.Spilled != "" && b.Spilled != SpilledInStore {
+			return true
+		}
+	}
+	return false
+}
+
+// importSpilled writes the bytes of ss's bodies that are in spill files into the bodies
+// bucket, after the chunks Data will take, in transactions of importChunkBytes, listing
+// ss.ID as importing; each such body's Spilled becomes SpilledInStore. It returns the
+// bytes stored, for the session's record. The files are removed once written.
+func (s *Store) importSpilled(ss *session.Session) (int64, error) {
+	var stored int64
+	for _, part := range [...]struct {
+		b    *session.Body
+		part byte
+	}{{&ss.Request.Body, PartRequest}, {responseBody(ss), PartResponse}} {
+		body := part.b
+		if body == nil || body.Spilled == "" || body.Spilled == SpilledInStore {
+			continue
+		}
+		f, err := os.Open(body.Spilled)
+		if err != nil {
+			return 0, fmt.Errorf("import: %w", err)
+		}
+		next := uint32((len(body.Data) + chunkSize - 1) / chunkSize)
+		for eof := false; !eof; {
+			err = s.update(func(b *buckets, count uint64, total int64) (uint64, int64, error) {
+				list, err := b.meta.Tx().CreateBucketIfNotExists(bImporting)
+				if err != nil {
+					return 0, 0, err
+				}
+				if err := list.Put(idKey(ss.ID), nil); err != nil {
+					return 0, 0, err
+				}
+				for n := 0; n < importChunkBytes; {
+					c := make([]byte, chunkSize) // must stay valid until commit
+					k, rerr := io.ReadFull(f, c)
+					if k > 0 {
+						if err := b.bodies.Put(bodyKey(ss.ID, part.part, next), c[:k]); err != nil {
+							return 0, 0, err
+						}
+						next++
+						n += k
+						stored += int64(k) + 13
+					}
+					if rerr == io.EOF || rerr == io.ErrUnexpectedEOF {
+						eof = true
+						break
+					}
+					if rerr != nil {
+						return 0, 0, fmt.Errorf("import: reading a spilled body: %w", rerr)
+					}
+				}
+				return count, total, nil
+			})
+			if err != nil {
+				f.Close()
+				return 0, err
+			}
+		}
+		f.Close()
+		os.Remove(body.Spilled)
+		body.Spilled = SpilledInStore
+	}
+	return stored, nil
 }
 
 // rollbackImport deletes the sessions an import that did not end left (bImporting) and
@@ -148,6 +245,9 @@ func rollbackImport(b *buckets, count uint64, total int64) (uint64, int64, error
 		if ok {
 			count--
 			total -= stored
+		} else if err == nil {
+			// Body bytes written ahead of a record that never was (importSpilled).
+			err = deletePrefix(b.bodies, k)
 		}
 		return err
 	})

@@ -138,39 +138,11 @@ func (s *Store) Enforce() (uint64, error) {
 	}
 }
 
-// PlanEviction says how many sessions the limits l would remove from the store as it is
-// now, sessions marked Keep aside: what Settings shows before a lower limit is saved.
+// PlanEviction says how many sessions the limits l (zero fields: the defaults) would
+// remove from the store as it is now, sessions marked Keep aside (PlanEvictionDetail).
 func (s *Store) PlanEviction(l Limits) (uint64, error) {
-	if err := s.Flush(); err != nil && err != ErrReadOnly {
-		return 0, err
-	}
-	var n uint64
-	err := s.view(func(tx *bolt.Tx) error {
-		meta := tx.Bucket(bMeta)
-		count, total := u64(meta.Get(kCount)), int64(u64(meta.Get(kBytes)))
-		kept := tx.Bucket(bKept)
-		var cutoff int64
-		if l.MaxAge > 0 {
-			cutoff = time.Now().Add(-l.MaxAge).UnixNano()
-		}
-		over := func() bool {
-			return l.MaxSessions > 0 && count > uint64(l.MaxSessions) || l.MaxBytes > 0 && total > l.MaxBytes
-		}
-		c := tx.Bucket(bSummaries).Cursor()
-		for k, v := c.First(); k != nil; k, v = c.Next() {
-			if !over() && !(cutoff != 0 && summaryStarted(v) < cutoff) {
-				break
-			}
-			if kept != nil && kept.Get(k[:8]) != nil {
-				continue
-			}
-			count--
-			total -= summaryStored(v)
-			n++
-		}
-		return nil
-	})
-	return n, err
+	p, err := s.PlanEvictionDetail(l)
+	return p.Count, err
 }
 
 // SetKeep marks a stored session Keep (on) or not: a kept session is never evicted.

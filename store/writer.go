@@ -178,6 +178,9 @@ type buckets struct {
 	ix      *ixBuilder
 	// pre is the grams of sessions found by the prep stage (Store.pre).
 	pre map[*session.Session]*sessionGrams
+	// prestored is the body bytes an import wrote ahead of a session's record
+	// (importSpilled), counted in its stored size.
+	prestored map[*session.Session]int64
 
 	// certTbl is the certificate table of the record being written; certCh gathers the
 	// transaction's certificate reference changes, applied by finish (certs.go).
@@ -531,7 +534,7 @@ func putSession(b *buckets, ss *session.Session) (int64, error) {
 	if place&placeCertRefs != 0 {
 		b.certCh.add(b.certTbl)
 	}
-	stored := int64(len(meta)) + 8
+	stored := int64(len(meta)) + 8 + b.prestored[ss]
 	if err := b.sess.Put(key, meta); err != nil {
 		return 0, err
 	}

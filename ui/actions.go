@@ -547,7 +547,7 @@ var Shortcuts = []struct{ Keys, Does string }{
 	{"Ctrl+Down / Ctrl+Up", "next / previous session"},
 	{"Ctrl+Shift+C", "copy the selected URLs"},
 	{"Ctrl+Shift+K", "copy as curl"},
-	{"Ctrl+R", "replay the selection"},
+	{"Ctrl+R", "repeat the selection at once (Tools ▸ Replay selected… for counts and parallelism)"},
 	{"Ctrl+Delete", "delete the selection"},
 	{"Ctrl+Shift+X", "clear all sessions"},
 	{"Ctrl+S", "export HAR"},

@@ -9,8 +9,8 @@ import (
 	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/widget"
 
+	"inspector/diff"
 	"inspector/engine/session"
-	"inspector/internal/diff"
 )
 
 // ignoreConfig is the diff ignore list of the data directory (DATA_DIR/diff-ignore.json);

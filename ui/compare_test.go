@@ -8,8 +8,8 @@ import (
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/widget"
 
+	"inspector/codegen"
 	"inspector/engine/session"
-	"inspector/internal/codegen"
 )
 
 func windowTitled(a fyne.App, prefix string) fyne.Window {

@@ -34,9 +34,9 @@ func (u *UI) contextMenu() *fyne.Menu {
 	mark := fyne.NewMenuItem("Mark colour", nil)
 	mark.ChildMenu = marks
 	mark.Disabled = u.deps.ReadOnly
-	replay := "Replay"
+	repeat, replay := "Repeat", "Replay…"
 	if n > 1 {
-		replay = fmt.Sprintf("Replay %d sessions", n)
+		repeat, replay = fmt.Sprintf("Repeat %d sessions", n), fmt.Sprintf("Replay %d sessions…", n)
 	}
 	del := "Delete"
 	if n > 1 {
@@ -54,6 +54,7 @@ func (u *UI) contextMenu() *fyne.Menu {
 		u.copyAsItem(),
 		u.copyAsMaskedItem(),
 		fyne.NewMenuItemSeparator(),
+		item(repeat, u.RepeatSelection, noDbg || n == 0),
 		item(replay, u.ReplaySelection, noDbg || n == 0),
 		item("Edit and resend…", u.debug.composeSelected, noDbg || !one),
 		fyne.NewMenuItemSeparator(),

@@ -5,8 +5,8 @@ import (
 
 	"fyne.io/fyne/v2"
 
+	"inspector/codegen"
 	"inspector/engine/session"
-	"inspector/internal/codegen"
 )
 
 // CopyAs puts the requests, as code in lang (one of codegen.Langs), on the clipboard.

@@ -369,5 +369,8 @@ func (v *debugViews) ruleFrom(k rules.Kind, s *session.Session) {
 			r.Target = pu.Scheme + "://" + pu.Host
 		}
 	}
+	if k == rules.MapLocal {
+		inlineFrom(&r, s)
+	}
 	v.rules.NewRule(r)
 }

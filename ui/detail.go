@@ -433,7 +433,7 @@ type detailPane struct {
 	timeText *widget.Label
 	tls      *textView
 	frames   *framesView
-	ws       *textView
+	ws       *wsView
 	tabs     *container.AppTabs
 	box      fyne.CanvasObject
 	shown    session.ID
@@ -477,7 +477,7 @@ func newDetailPane(u *UI) *detailPane {
 	d.timeText = widget.NewLabel("")
 	d.tls = newTextView(u)
 	d.frames = newFramesView(u)
-	d.ws = newTextView(u)
+	d.ws = newWSView(u)
 	d.mark = widget.NewSelect(marks, nil)
 	d.mark.SetSelected("none")
 	d.comment = widget.NewEntry()
@@ -698,7 +698,7 @@ func (d *detailPane) clear() {
 	d.tls.set("")
 	d.timing.RemoveAll()
 	d.timeText.SetText("")
-	d.ws.set("")
+	d.ws.set(nil)
 	d.frames.set(nil)
 }
 
@@ -781,25 +781,7 @@ func (d *detailPane) renderExtras() {
 	d.renderTiming(s)
 	d.tls.set(render.TLS(s))
 	d.frames.load(s.ID)
-	if s.Flags.Has(session.FlagWebSocket) {
-		var sb strings.Builder
-		if note := s.MessagesNote(); note != "" {
-			sb.WriteString(note + " (the rest were counted, not recorded).\n")
-		}
-		for _, m := range s.Messages {
-			dir := "←"
-			if m.FromClient {
-				dir = "→"
-			}
-			fmt.Fprintf(&sb, "%s %s %s %dB%s %s\n", m.Time.Format("15:04:05.000"), dir, wsOpName(m.Opcode), m.Size, wsMarks(m), wsPayload(m))
-		}
-		if len(s.Messages) == 0 {
-			sb.WriteString("No WebSocket messages were exchanged.")
-		}
-		d.ws.set(sb.String())
-	} else {
-		d.ws.set("Not a WebSocket session.")
-	}
+	d.ws.set(s)
 }
 
 // wsMarks says what the message hooks (scripts) did to a message: "" when nothing.

@@ -11,11 +11,11 @@ import (
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
+	"inspector/diff"
 	"inspector/engine/session"
-	"inspector/internal/diff"
 )
 
-// The compare windows. Their data comes ready from internal/diff; these files only draw.
+// The compare windows. Their data comes ready from diff; these files only draw.
 // Call the constructors on the UI goroutine.
 
 // opColor is the text colour of a diff op: changed amber, added green, removed red,

@@ -16,8 +16,8 @@ import (
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
+	"inspector/diff"
 	"inspector/engine/session"
-	"inspector/internal/diff"
 	"inspector/store"
 )
 

@@ -20,6 +20,8 @@ type FilterEntry struct {
 	err   error
 	// OnValid runs after every edit with the parse result (nil: valid).
 	OnValid func(err error)
+	// AllowEmpty makes a blank filter valid (a block rule can rely on its list alone).
+	AllowEmpty bool
 }
 
 // NewFilterEntry builds the entry with a placeholder.
@@ -43,7 +45,9 @@ func (f *FilterEntry) check() {
 	f.err = nil
 	if strings.TrimSpace(text) == "" {
 		f.Error.Hide()
-		f.err = errors.New("empty filter (use one such as host:example.com)")
+		if !f.AllowEmpty {
+			f.err = errors.New("empty filter (use one such as host:example.com)")
+		}
 	} else if _, err := filter.Parse(text); err != nil {
 		f.err = err
 		f.Error.SetText(caretMessage(text, err))

@@ -51,20 +51,7 @@ func newFramesView(u *UI) *framesView {
 	for _, s := range []*widget.Select{v.conn, v.stream, v.typ} {
 		s.Selected = filterAll
 	}
-	v.list = widget.NewList(
-		func() int { return len(v.rows) },
-		func() fyne.CanvasObject {
-			l := widget.NewLabel("")
-			l.TextStyle.Monospace = true
-			l.Truncation = fyne.TextTruncateClip
-			return l
-		},
-		func(i widget.ListItemID, o fyne.CanvasObject) {
-			if i < len(v.rows) {
-				o.(*widget.Label).SetText(v.rowText(v.rows[i]))
-			}
-		},
-	)
+	v.list = newMonoList(func() int { return len(v.rows) }, func(i int) string { return v.rowText(v.rows[i]) }, fyne.TextTruncateClip)
 	bar := container.NewHBox(widget.NewLabel("Connection"), v.conn, widget.NewLabel("Stream"), v.stream,
 		widget.NewLabel("Type"), v.typ)
 	v.box = container.NewBorder(container.NewVBox(bar, v.status), nil, nil, nil, v.list)

@@ -3,6 +3,7 @@ package ui
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -100,4 +101,88 @@ func (r *Replayer) Cancel() {
 	if r.cancel != nil {
 		r.cancel()
 	}
+}
+
+// repeatParallel bounds how many requests a one-click repeat sends at once.
+const repeatParallel = 8
+
+// RepeatSelection sends the selected requests again at once, each one time (Ctrl+R, the
+// toolbar's Repeat, the context menu's Repeat): no dialog. The status bar says what was
+// sent and the new sessions' ids. ReplaySelection keeps the dialog for counts and
+// parallelism. It returns at once; the requests run on a background goroutine.
+func (u *UI) RepeatSelection() {
+	if u.deps.Debug == nil {
+		return
+	}
+	ss := u.SelectedSessions()
+	if len(ss) == 0 {
+		u.notify("Select one or more sessions to repeat.")
+		return
+	}
+	job := replay.Job{Sessions: ss, Count: 1, Parallel: min(len(ss), repeatParallel)}
+	if err := job.Validate(); err != nil {
+		u.notify("⚠ repeat: " + err.Error())
+		return
+	}
+	u.notify(fmt.Sprintf("Repeating %s…", sessionsWord(ss)))
+	dbg, post := u.deps.Debug, u.debug.post
+	go func() {
+		res, err := replay.Run(context.Background(), dbg, job)
+		post(func() {
+			u.lastRepeat = res
+			u.notify(repeatSummary(ss, res, err))
+		})
+	}()
+}
+
+func sessionsWord(ss []*session.Session) string {
+	if len(ss) == 1 {
+		return fmt.Sprintf("#%d", ss[0].ID)
+	}
+	return fmt.Sprintf("%d sessions", len(ss))
+}
+
+// repeatSummary is the status line after a one-click repeat.
+func repeatSummary(ss []*session.Session, res []replay.Result, err error) string {
+	if len(ss) == 1 && len(res) == 1 {
+		x := res[0]
+		switch {
+		case x.Error != "":
+			return fmt.Sprintf("⚠ repeat #%d failed: %s", x.Original, x.Error)
+		case x.ID != 0:
+			return fmt.Sprintf("Repeated #%d → #%d (%s)", x.Original, x.ID, statusOrNone(x.Status))
+		}
+	}
+	failed := 0
+	var ids []session.ID
+	for _, x := range res {
+		if x.Error != "" {
+			failed++
+		} else if x.ID != 0 {
+			ids = append(ids, x.ID)
+		}
+	}
+	msg := fmt.Sprintf("Repeated %s: %d sent, %d failed", sessionsWord(ss), len(res), failed)
+	slices.Sort(ids)
+	switch {
+	case len(ids) > 3:
+		msg += fmt.Sprintf(" (new #%d … #%d)", ids[0], ids[len(ids)-1])
+	case len(ids) > 0:
+		names := make([]string, len(ids))
+		for i, id := range ids {
+			names[i] = fmt.Sprintf("#%d", id)
+		}
+		msg += " (new " + strings.Join(names, ", ") + ")"
+	}
+	if err != nil {
+		msg += " — " + err.Error()
+	}
+	return msg
+}
+
+func statusOrNone(code int) string {
+	if code == 0 {
+		return "no response"
+	}
+	return strconv.Itoa(code)
 }

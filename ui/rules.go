@@ -24,11 +24,15 @@ var ruleKinds = []struct {
 	kind  rules.Kind
 	label string
 }{
-	{rules.MapLocal, "Map local (answer from a file)"},
+	{rules.MapLocal, "Map local (answer from a file or an inline body)"},
 	{rules.MapRemote, "Map remote (send elsewhere)"},
 	{rules.AutoRespond, "Auto-respond (canned response)"},
 	{rules.Header, "Header rewrite"},
 	{rules.Throttle, "Throttle (latency, bandwidth)"},
+	{rules.BodyRewrite, "Body rewrite (regex)"},
+	{rules.URLRewrite, "URL rewrite (regex)"},
+	{rules.StatusRewrite, "Status rewrite"},
+	{rules.Block, "Block list (answer with a refusal)"},
 }
 
 func kindLabel(k rules.Kind) string {
@@ -166,6 +170,9 @@ func ruleLine(r rules.Rule) string {
 		what = "→ " + r.Target
 	case rules.MapLocal:
 		what = "→ " + r.File
+		if r.File == "" {
+			what = fmt.Sprintf("→ inline body (%d bytes)", len(r.Body))
+		}
 	case rules.AutoRespond:
 		what = "→ " + statusText(r.Status, "")
 	case rules.Header:
@@ -179,6 +186,8 @@ func ruleLine(r rules.Rule) string {
 		what = fmt.Sprintf("%s %s %s: %s", ph, op, r.HeaderName, r.HeaderValue)
 	case rules.Throttle:
 		what = fmt.Sprintf("%d ms, %d B/s", r.LatencyMS, r.BytesPerSec)
+	default:
+		what = rewriteLine(r)
 	}
 	name := ""
 	if r.Name != "" {
@@ -421,6 +430,12 @@ type RuleForm struct {
 	// throttle
 	Latency *widget.Entry
 	Rate    *widget.Entry
+	// map_local: Source chooses a file or the inline Body (rules_rewrite.go).
+	Source *widget.Select
+	// body_rewrite, url_rewrite (Pattern, Replace; Phase for bodies), status_rewrite
+	// (Status), block (List, one entry a line; Status).
+	Pattern, Replace *widget.Entry
+	List             *widget.Entry
 
 	Save, Cancel *widget.Button
 	Err          *widget.Label
@@ -470,9 +485,10 @@ func NewRuleForm(r rules.Rule) *RuleForm {
 		f.Headers = NewHeaderTable(r.Header)
 		f.PickFile = widget.NewButtonWithIcon("File…", theme.FileIcon(), nil)
 		f.PickFolder = widget.NewButtonWithIcon("Folder…", theme.FolderIcon(), nil)
-		items = append(items, widget.NewFormItem("File or folder", container.NewBorder(nil, nil, nil,
-			container.NewHBox(f.PickFile, f.PickFolder), f.File)), widget.NewFormItem("Status", f.Status))
-		extra = f.headersBox()
+		fileRow := container.NewBorder(nil, nil, nil, container.NewHBox(f.PickFile, f.PickFolder), f.File)
+		items = append(items, widget.NewFormItem("Answer from", f.mapLocalSource(r)),
+			widget.NewFormItem("File or folder", fileRow), widget.NewFormItem("Status", f.Status))
+		extra = f.mapLocalBody(r, fileRow)
 	case rules.AutoRespond:
 		st := r.Status
 		if st == 0 {
@@ -512,6 +528,8 @@ func NewRuleForm(r rules.Rule) *RuleForm {
 			f.Rate.SetText(strconv.FormatInt(r.BytesPerSec, 10))
 		}
 		items = append(items, widget.NewFormItem("Latency (ms)", f.Latency), widget.NewFormItem("Bandwidth (bytes/s)", f.Rate))
+	default:
+		items, extra = f.rewriteFields(r, items)
 	}
 	items = append(items, widget.NewFormItem("", f.Enabled))
 	title := kindLabel(r.Kind)
@@ -569,7 +587,7 @@ func (f *RuleForm) Rule() (rules.Rule, error) {
 	case rules.MapRemote:
 		r.Target = strings.TrimSpace(f.Target.Text)
 	case rules.MapLocal, rules.AutoRespond:
-		if f.File != nil {
+		if f.File != nil && !f.inline() {
 			r.File = strings.TrimSpace(f.File.Text)
 		}
 		if err = num(f.Status, "status", &r.Status); err != nil {
@@ -581,7 +599,7 @@ func (f *RuleForm) Rule() (rules.Rule, error) {
 		if len(r.Header) == 0 {
 			r.Header = nil
 		}
-		if f.Body != nil {
+		if f.Body != nil && (f.Kind == rules.AutoRespond || f.inline()) {
 			r.Body = f.Body.Text
 		}
 	case rules.Header:
@@ -596,6 +614,10 @@ func (f *RuleForm) Rule() (rules.Rule, error) {
 			return r, err
 		}
 		r.BytesPerSec = int64(bps)
+	default:
+		if err := f.readRewrite(&r, num); err != nil {
+			return r, err
+		}
 	}
 	return r, r.Validate()
 }

@@ -37,23 +37,7 @@ func TestRulesFormsRoundTrip(t *testing.T) {
 
 	add := func(kind rules.Kind, fill func(f *RuleForm)) rules.Rule {
 		t.Helper()
-		for i, k := range ruleKinds {
-			if k.kind == kind {
-				e.AddKind.SetSelectedIndex(i)
-			}
-		}
-		test.Tap(e.Add)
-		f := e.Form
-		if f == nil || f.Kind != kind {
-			t.Fatalf("add %s opened %+v", kind, f)
-		}
-		fill(f)
-		test.Tap(f.Save)
-		if e.Form != nil {
-			t.Fatalf("%s not saved: %q", kind, f.Err.Text)
-		}
-		saved := r.dbg.Rules()
-		return saved[len(saved)-1]
+		return addRuleInForm(t, e, r.dbg, kind, fill)
 	}
 	typeFilter := func(f *RuleForm, s string) { test.Type(f.Filter.Entry, s) }
 
@@ -167,6 +151,29 @@ func TestRulesFormsRoundTrip(t *testing.T) {
 	if rs := r.dbg.Rules(); len(rs) != 5 || rs[4].ID != respHeader.ID {
 		t.Errorf("after remove: %+v", rs)
 	}
+}
+
+// addRuleInForm picks kind in the Add menu, taps Add, lets fill type into the form, taps
+// Save and returns the rule saved.
+func addRuleInForm(t *testing.T, e *RulesEditor, dbg Debugger, kind rules.Kind, fill func(f *RuleForm)) rules.Rule {
+	t.Helper()
+	for i, k := range ruleKinds {
+		if k.kind == kind {
+			e.AddKind.SetSelectedIndex(i)
+		}
+	}
+	test.Tap(e.Add)
+	f := e.Form
+	if f == nil || f.Kind != kind {
+		t.Fatalf("add %s opened %+v", kind, f)
+	}
+	fill(f)
+	test.Tap(f.Save)
+	if e.Form != nil {
+		t.Fatalf("%s not saved: %q", kind, f.Err.Text)
+	}
+	saved := dbg.Rules()
+	return saved[len(saved)-1]
 }
 
 // ruleRow finds the check and the edit, up and remove buttons of row i.

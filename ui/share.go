@@ -13,7 +13,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"inspector/engine/session"
-	"inspector/internal/redact"
+	"inspector/redact"
 )
 
 // sharePreviewSessions bounds the sessions the export-for-sharing dialog previews.

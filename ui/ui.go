@@ -29,6 +29,7 @@ import (
 
 	"inspector/content"
 	"inspector/engine"
+	"inspector/engine/hooks/replay"
 	"inspector/engine/session"
 	"inspector/store"
 	"inspector/ui/render"
@@ -155,6 +156,9 @@ type Deps struct {
 	// Intercept starts intercepted clients (the Intercept menu and its toolbar button);
 	// nil hides them.
 	Intercept Interceptor
+	// Retention shows and changes the store's retention limits (Tools ▸ Settings…); nil
+	// disables the item.
+	Retention Retention
 }
 
 // warmOnce compiles the syntax lexers once per process, in the background.
@@ -170,6 +174,9 @@ type UI struct {
 	win  fyne.Window
 	deps Deps
 
+	// lastRepeat is the result of the last one-click repeat (replay.go).
+	lastRepeat []replay.Result
+
 	// sharePreview is the export-for-sharing dialog's preview while it is open (share.go).
 	sharePreviewText func() string
 
@@ -181,8 +188,9 @@ type UI struct {
 	// scripts is the open Tools ▸ Scripts… window, or nil.
 	scripts  *scriptsPanel
 	contract *contractPanel
-	mcp      *mcpPanel // the open Tools ▸ MCP… window, or nil
-	started  bool      // Start ran: the window is live (tickers run)
+	mcp      *mcpPanel      // the open Tools ▸ MCP… window, or nil
+	settings *settingsPanel // the open Tools ▸ Settings… window, or nil
+	started  bool           // Start ran: the window is live (tickers run)
 
 	list    *sessionList
 	filter  *filterBar

@@ -746,7 +746,7 @@ func TestMainMenuToolbarTooltipsAndView(t *testing.T) {
 		"Edit":    {"Copy URL", "Copy as curl", "Copy raw", "Select all sessions", "Delete", "Clear all…"},
 		"View":    {"Columns", "Density", "Theme", "Host tree", "Follow newest"},
 		"Capture": {"Capture", "Breakpoints…", "Rules…", "System proxy…", "Root CA…"},
-		"Tools":   {"Composer…", "Replay selected"},
+		"Tools":   {"Composer…", "Repeat selected", "Replay selected… (times, parallel)"},
 		"Help":    {"Keyboard shortcuts", "Set up a client…"},
 	}
 	for _, m := range u.menus.main.Items {

@@ -10,10 +10,10 @@ import (
 	"strconv"
 	"strings"
 
+	"inspector/codegen"
 	"inspector/contract"
+	"inspector/diff"
 	"inspector/engine/session"
-	"inspector/internal/codegen"
-	"inspector/internal/diff"
 	"inspector/store"
 )
 

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"inspector/internal/diff"
+	"inspector/diff"
 	"inspector/store"
 )
 

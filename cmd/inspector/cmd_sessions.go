@@ -17,7 +17,7 @@ import (
 
 	"inspector/engine/session"
 	"inspector/filter"
-	"inspector/internal/redact"
+	"inspector/redact"
 	"inspector/store"
 	"inspector/store/har"
 )
@@ -597,9 +597,19 @@ func runHARExport(args []string) error {
 
 // importHARInto reads a HAR document and stores its sessions, all or none, streaming:
 // one entry in memory at a time, written in chunks the store rolls back on error.
+// Bodies beyond 1 MiB are spilled to a folder beside the store's file as they are read
+// (har.Limits.SpillDir) and written into the store in chunks, so a 250 MiB body does not
+// sit in memory; the folder is removed afterwards.
 func importHARInto(st *store.Store, r io.Reader) (importResult, error) {
+	spill, err := os.MkdirTemp(filepath.Dir(st.Path()), "import-spill-")
+	if err != nil {
+		return importResult{}, fmt.Errorf("import spill folder: %w", err)
+	}
+	defer os.RemoveAll(spill)
+	lim := har.DefaultLimits
+	lim.SpillDir = spill
 	return importInto(st, func(add func(*session.Session) error) error {
-		_, err := har.Decode(r, har.DefaultLimits, func(s *session.Session, _ session.ID) error { return add(s) })
+		_, err := har.Decode(r, lim, func(s *session.Session, _ session.ID) error { return add(s) })
 		return err
 	})
 }

@@ -23,8 +23,8 @@ import (
 	"inspector/engine/netprofile"
 	"inspector/engine/session"
 	"inspector/engine/wireguard"
-	"inspector/internal/redact"
 	"inspector/platform"
+	"inspector/redact"
 	"inspector/rootca"
 	"inspector/store"
 )
@@ -184,7 +184,7 @@ func engineFlags(fs *flag.FlagSet, f *instanceFlags, listen, listenUsage string)
 	fs.StringVar(&f.upstreamCA, "upstream-ca", "", "PEM file of extra roots trusted for origins")
 	fs.StringVar(&f.upstreamInsecure, "upstream-insecure", "", "comma list of host globs whose certificate errors are ignored")
 	fs.StringVar(&f.noDecrypt, "no-decrypt", "", "comma list of host globs tunnelled without decryption")
-	fs.StringVar(&f.fingerprint, "fingerprint", "go", "TLS ClientHello towards origins: go (Go's own) or mirror (the client's; see docs/fingerprint.md for the clients it does not carry yet)")
+	fs.StringVar(&f.fingerprint, "fingerprint", "mirror", "TLS ClientHello towards origins: mirror (the client's, the default) or go (Go's own; see docs/fingerprint.md)")
 	fs.StringVar(&f.fingerprintGo, "fingerprint-go", "", "comma list of host globs that get Go's ClientHello whatever --fingerprint says")
 	fs.StringVar(&f.upstreamProto, "upstream-proto", "auto", "protocol towards origins: auto (ALPN, and HTTP/3 after an origin's Alt-Svc), h1, h2, h3")
 	fs.Int64Var(&f.captureLimit, "capture-limit", 1<<20, "bytes of each body kept in memory per session (-1: none)")

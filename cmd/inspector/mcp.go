@@ -34,13 +34,13 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"inspector/codegen"
 	"inspector/content"
+	"inspector/diff"
 	"inspector/engine/hooks/breakpoint"
 	"inspector/engine/session"
 	"inspector/filter"
-	"inspector/internal/codegen"
-	"inspector/internal/diff"
-	"inspector/internal/redact"
+	"inspector/redact"
 	"inspector/store"
 	"inspector/store/har"
 )

@@ -3,7 +3,7 @@ package main
 import (
 	"path/filepath"
 
-	"inspector/internal/redact"
+	"inspector/redact"
 )
 
 // openRedaction loads DATA-DIR/redaction.json: the user's redaction rules and the MCP

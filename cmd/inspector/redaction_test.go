@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"inspector/engine/session"
-	"inspector/internal/redact"
+	"inspector/redact"
 	"inspector/store"
 )
 

@@ -92,6 +92,10 @@ func windowDeps(inst *instance, events <-chan engine.Event) ui.Deps {
 	d.ProxyAuth = inst.proxyAuth
 	if inst.store != nil {
 		d.Store = inst.store
+		if inst.dataDir != "" {
+			dir := inst.dataDir
+			d.Retention = ui.StoreRetention(inst.store, func(l store.Limits) error { return saveRetention(dir, l) })
+		}
 	}
 	if inst.engine != nil {
 		d.Engine = inst.engine

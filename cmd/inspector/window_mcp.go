@@ -3,7 +3,7 @@ package main
 import (
 	"sync/atomic"
 
-	"inspector/internal/redact"
+	"inspector/redact"
 	"inspector/ui"
 )
 

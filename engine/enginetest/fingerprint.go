@@ -20,7 +20,7 @@ import (
 // FPOrigin is a fingerprinting origin: a TLS server (h2 and http/1.1) that computes JA3,
 // JA4 and the HTTP/2 fingerprint of each connection from the bytes it received, and
 // answers every request with them in X-JA3, X-JA3-Raw, X-JA4 and X-H2FP (plus
-// X-Proto).
+// X-Proto, and X-Resumed: whether the connection's handshake resumed a session).
 type FPOrigin struct {
 	URL  string
 	Cert *tls.Certificate
@@ -34,8 +34,9 @@ type FPOrigin struct {
 type fpKey struct{}
 
 type fpConnState struct {
-	hello *fingerprint.Recorder
-	h2    *fingerprint.Recorder
+	hello   *fingerprint.Recorder
+	h2      *fingerprint.Recorder
+	resumed bool // the handshake resumed a session
 }
 
 type fpTLSConn struct {
@@ -96,6 +97,7 @@ func StartFPOrigin(t testing.TB) *FPOrigin {
 			}
 		}
 		w.Header().Set("X-Proto", r.Proto)
+		w.Header().Set("X-Resumed", fmt.Sprint(st.resumed))
 		w.Header().Set("Content-Type", "text/plain")
 		// The same in the body, for clients that show only the body (a headless browser).
 		_, _ = fmt.Fprintf(w, "ja4=%s\nja3=%s\nh2=%s\n", w.Header().Get("X-JA4"), w.Header().Get("X-JA3"), w.Header().Get("X-H2FP"))
@@ -142,6 +144,7 @@ func (o *FPOrigin) serve(c net.Conn, cfg *tls.Config, cl *oneConnListener, h htt
 		return
 	}
 	_ = tc.SetDeadline(time.Time{})
+	st.resumed = tc.ConnectionState().DidResume
 	if tc.ConnectionState().NegotiatedProtocol == "h2" {
 		st.h2 = fingerprint.NewRecorder(16<<10, fingerprint.H2Complete)
 		fc := &fpTLSConn{Conn: tc, rec: st.h2}

@@ -54,6 +54,7 @@ type Server struct {
 	mu     sync.Mutex
 	noted  map[string]bool // names whose check failed, logged once each
 	closed bool
+	local  localAddrs
 }
 
 // New returns a server for the redirected connections accepted on ln (nil for a server
@@ -179,7 +180,7 @@ func (s *Server) ServeConn(c net.Conn, dst netip.AddrPort) error {
 // ServeConnFrom is ServeConn for a connection whose client has a name of its own (a
 // WireGuard peer), which its sessions carry ("" for the engine's process lookup).
 func (s *Server) ServeConnFrom(c net.Conn, dst netip.AddrPort, client string) error {
-	if s.isSelf(dst) || s.e.Reserved(dst.String()) {
+	if s.isSelf(dst) || s.e.Reserved(dst.String()) || s.isOwnWildcard(dst) {
 		c.Close()
 		s.opts.Logf("transparent: refused %s from %s: the original destination is Inspector itself", dst, c.RemoteAddr())
 		return engine.ErrLoop
@@ -207,6 +208,46 @@ func (s *Server) isSelf(dst netip.AddrPort) bool {
 	ip = ip.Unmap()
 	d := dst.Addr().Unmap()
 	return ip == d || (ip.IsUnspecified() || ip.IsLoopback()) && (d.IsLoopback() || d.IsUnspecified())
+}
+
+// isOwnWildcard reports whether dst is one of this machine's own addresses at the port
+// of a listener of the instance on every address (":8080", "0.0.0.0:8080"): a device on
+// the network (a WireGuard peer) reaches such a listener at the machine's address, which
+// the engine's reservations, kept for loopback and unspecified forms, do not name. A
+// service of another program at that port on one of the machine's addresses, beside a
+// loopback-only listener of ours, is refused too: loop protection errs on that side.
+func (s *Server) isOwnWildcard(dst netip.AddrPort) bool {
+	port := strconv.Itoa(int(dst.Port()))
+	if !s.e.Reserved(net.JoinHostPort("0.0.0.0", port)) && !s.e.Reserved(net.JoinHostPort("::", port)) {
+		return false
+	}
+	return s.local.has(dst.Addr().Unmap())
+}
+
+// localAddrs is this machine's interface addresses, read again when older than a few
+// seconds (a read is a netlink dump, too dear for every connection).
+type localAddrs struct {
+	mu    sync.Mutex
+	read  time.Time
+	addrs map[netip.Addr]bool
+}
+
+func (l *localAddrs) has(a netip.Addr) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.addrs == nil || time.Since(l.read) > 5*time.Second {
+		l.addrs = map[netip.Addr]bool{}
+		l.read = time.Now()
+		ifas, _ := net.InterfaceAddrs()
+		for _, ifa := range ifas {
+			if n, ok := ifa.(*net.IPNet); ok {
+				if ip, ok := netip.AddrFromSlice(n.IP); ok {
+					l.addrs[ip.Unmap()] = true
+				}
+			}
+		}
+	}
+	return l.addrs[a]
 }
 
 // Target is host:port to serve a connection to dst as. The name the client sent (TLS

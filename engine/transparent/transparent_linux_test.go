@@ -47,6 +47,12 @@ func newNetns(t *testing.T) *linux.Netns {
 
 func startRedirected(t *testing.T, client string, origins ...*et.Origin) *redirected {
 	t.Helper()
+	return startRedirectedWith(t, client, nil, origins...)
+}
+
+// startRedirectedWith is startRedirected with the engine's config adjusted by mod.
+func startRedirectedWith(t *testing.T, client string, mod func(*engine.Config), origins ...*et.Origin) *redirected {
+	t.Helper()
 	r := &redirected{ns: newNetns(t), errs: make(chan error, 64)}
 	if err := r.ns.Do(func() (err error) { r.ln, err = net.Listen("tcp", ":0"); return err }); err != nil {
 		t.Fatal(err)
@@ -55,7 +61,12 @@ func startRedirected(t *testing.T, client string, origins ...*et.Origin) *redire
 	if err := r.ns.Apply(linux.Redirect{TCPPort: port, RejectUDP443: true}); err != nil {
 		t.Fatal(err)
 	}
-	r.p = et.StartProxy(t, func(c *engine.Config) { c.ReservedAddrs = append(c.ReservedAddrs, r.ln.Addr().String()) }, origins...)
+	r.p = et.StartProxy(t, func(c *engine.Config) {
+		c.ReservedAddrs = append(c.ReservedAddrs, r.ln.Addr().String())
+		if mod != nil {
+			mod(c)
+		}
+	}, origins...)
 	r.srv = transparent.New(r.p.Engine, r.ln, transparent.Options{Client: client, Logf: r.logf})
 	done := make(chan error, 1)
 	go func() { done <- r.srv.Serve() }()
@@ -164,6 +175,18 @@ func TestRedirectedHTTPSDecrypted(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The transparent listener passes the same h1/h2 client × origin matrix checks as the
+// proxy listener (engine's TestProtocolMatrix): a client in the namespace, with no proxy
+// setting, speaking HTTP/1.1 or h2 to an HTTP/1.1 or h2 origin.
+func TestRedirectedProtocolMatrix(t *testing.T) {
+	t.Parallel()
+	et.RunTCPMatrix(t, func(t *testing.T, origin string, mod func(*engine.Config), h2 bool) (*http.Client, string, *et.Proxy) {
+		o := et.StartOrigin(t, origin, nil)
+		r := startRedirectedWith(t, "", mod, o)
+		return r.client(h2), o.URL, r.p
+	})
 }
 
 // Plain HTTP: the Host header names the target when it resolves to the original

@@ -8,6 +8,7 @@ package wireguard
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -248,33 +249,45 @@ func (s *Server) acceptUDP(r *udp.ForwarderRequest) {
 // netTun is the tun.Device wireguard-go writes decrypted packets to: a gVisor stack that
 // accepts packets to every address (promiscuous) and answers from every address
 // (spoofing), so each flow ends here whatever its destination.
+//
+// Outbound packets wait in the channel endpoint's queue until wireguard-go reads them, up
+// to a batch at a time (BatchSize), copied once, straight into its buffers: a batch is
+// encrypted together and leaves in one sendmmsg, coalesced by UDP GSO where the kernel
+// has it.
 type netTun struct {
-	ep       *channel.Endpoint
-	stack    *stack.Stack
-	events   chan tun.Event
-	incoming chan *buffer.View
-	notify   *channel.NotificationHandle
-	mtu      int
-	once     sync.Once
-	done     chan struct{}
+	ep     *channel.Endpoint
+	stack  *stack.Stack
+	events chan tun.Event
+	mtu    int
+	ctx    context.Context
+	cancel context.CancelFunc
+	once   sync.Once
 }
 
+// tunBatch is the most packets one Read hands wireguard-go (its ideal batch size).
+const tunBatch = conn.IdealBatchSize
+
+// tunQueue is the channel endpoint's outbound queue, in packets. Beyond it the stack
+// drops a packet (and TCP sends it again), so it is larger than the send window of a
+// few fast flows.
+const tunQueue = 4096
+
 func newNetTun(mtu int) (*netTun, error) {
+	ctx, cancel := context.WithCancel(context.Background())
 	t := &netTun{
-		ep: channel.New(1024, uint32(mtu), ""),
+		ep: channel.New(tunQueue, uint32(mtu), ""),
 		stack: stack.New(stack.Options{
 			NetworkProtocols:   []stack.NetworkProtocolFactory{ipv4.NewProtocol, ipv6.NewProtocol},
 			TransportProtocols: []stack.TransportProtocolFactory{tcp.NewProtocol, udp.NewProtocol, icmp.NewProtocol4, icmp.NewProtocol6},
 			HandleLocal:        false,
 		}),
-		events:   make(chan tun.Event, 4),
-		incoming: make(chan *buffer.View, 256),
-		mtu:      mtu,
-		done:     make(chan struct{}),
+		events: make(chan tun.Event, 4),
+		mtu:    mtu,
+		ctx:    ctx,
+		cancel: cancel,
 	}
 	sack := tcpip.TCPSACKEnabled(true)
 	t.stack.SetTransportProtocolOption(tcp.ProtocolNumber, &sack)
-	t.notify = t.ep.AddNotify(t)
 	if err := t.stack.CreateNIC(1, t.ep); err != nil {
 		return nil, fmt.Errorf("wireguard: netstack: %v", err)
 	}
@@ -296,22 +309,44 @@ func (t *netTun) Name() (string, error)    { return "inspector", nil }
 func (t *netTun) File() *os.File           { return nil }
 func (t *netTun) Events() <-chan tun.Event { return t.events }
 func (t *netTun) MTU() (int, error)        { return t.mtu, nil }
-func (t *netTun) BatchSize() int           { return 1 }
+func (t *netTun) BatchSize() int           { return tunBatch }
 
-// Read gives wireguard-go the stack's next outbound packet.
+// Read gives wireguard-go the stack's next outbound packets: it waits for one, then takes
+// those already queued, up to len(bufs).
 func (t *netTun) Read(bufs [][]byte, sizes []int, offset int) (int, error) {
-	select {
-	case v := <-t.incoming:
-		n, err := v.Read(bufs[0][offset:])
-		v.Release()
-		if err != nil {
-			return 0, err
-		}
-		sizes[0] = n
-		return 1, nil
-	case <-t.done:
+	pkt := t.ep.ReadContext(t.ctx)
+	if pkt == nil {
 		return 0, os.ErrClosed
 	}
+	n := 0
+	for {
+		sizes[n] = copyPacket(bufs[n][offset:], pkt)
+		pkt.DecRef()
+		n++
+		if n == len(bufs) {
+			return n, nil
+		}
+		if pkt = t.ep.Read(); pkt == nil {
+			return n, nil
+		}
+	}
+}
+
+// copyPacket copies pkt's bytes (headers and payload) into b and returns how many. It
+// walks the views under pkt rather than AsSlices, which allocates per packet.
+func copyPacket(b []byte, pkt *stack.PacketBuffer) int {
+	vl, skip := pkt.AsViewList()
+	n := 0
+	for v := vl.Front(); v != nil; v = v.Next() {
+		s := v.AsSlice()
+		if skip >= len(s) {
+			skip -= len(s)
+			continue
+		}
+		n += copy(b[n:], s[skip:])
+		skip = 0
+	}
+	return n
 }
 
 // Write injects decrypted packets from a peer into the stack. A packet that is not IP
@@ -334,27 +369,11 @@ func (t *netTun) Write(bufs [][]byte, offset int) (int, error) {
 	return len(bufs), nil
 }
 
-// WriteNotify is called by the channel endpoint when the stack has a packet to send.
-func (t *netTun) WriteNotify() {
-	pkt := t.ep.Read()
-	if pkt == nil {
-		return
-	}
-	v := pkt.ToView()
-	pkt.DecRef()
-	select {
-	case t.incoming <- v:
-	case <-t.done:
-		v.Release()
-	}
-}
-
 func (t *netTun) Close() error {
 	t.once.Do(func() {
-		close(t.done)
+		t.cancel()
 		t.stack.RemoveNIC(1)
 		t.stack.Close()
-		t.ep.RemoveNotify(t.notify)
 		t.ep.Close()
 		close(t.events)
 	})

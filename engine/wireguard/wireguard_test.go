@@ -20,6 +20,7 @@ import (
 	"golang.zx2c4.com/wireguard/device"
 	"golang.zx2c4.com/wireguard/tun/netstack"
 
+	"inspector/engine"
 	et "inspector/engine/enginetest"
 	"inspector/engine/transparent"
 	"inspector/engine/wireguard"
@@ -44,6 +45,12 @@ func hostIP(t testing.TB) string {
 // startOrigin is an enginetest origin on hostIP with a certificate for that address.
 func startOrigin(t testing.TB, kind string) *et.Origin {
 	t.Helper()
+	return startOriginWith(t, kind, et.Handler())
+}
+
+// startOriginWith is startOrigin serving h.
+func startOriginWith(t testing.TB, kind string, h http.Handler) *et.Origin {
+	t.Helper()
 	ip := hostIP(t)
 	ca, err := rootca.Load(filepath.Join(t.TempDir(), "origin-ca"))
 	if err != nil {
@@ -53,7 +60,7 @@ func startOrigin(t testing.TB, kind string) *et.Origin {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewUnstartedServer(et.Handler())
+	srv := httptest.NewUnstartedServer(h)
 	srv.Listener.Close()
 	if srv.Listener, err = net.Listen("tcp", ip+":0"); err != nil {
 		t.Fatal(err)
@@ -101,7 +108,13 @@ type wgEnv struct {
 
 func startWG(t testing.TB, origins ...*et.Origin) *wgEnv {
 	t.Helper()
-	p := et.StartProxy(t, nil, origins...)
+	return startWGWith(t, nil, origins...)
+}
+
+// startWGWith is startWG with the engine's config adjusted by mod.
+func startWGWith(t testing.TB, mod func(*engine.Config), origins ...*et.Origin) *wgEnv {
+	t.Helper()
+	p := et.StartProxy(t, mod, origins...)
 	env := &wgEnv{p: p, log: &logs{}}
 	ts := transparent.New(p.Engine, nil, transparent.Options{Via: "wireguard", Logf: env.log.logf})
 	dir := filepath.Join(t.TempDir(), "wireguard")
@@ -129,14 +142,20 @@ func startWG(t testing.TB, origins ...*et.Origin) *wgEnv {
 // phone would be, with the given private key and tunnel address.
 func (env *wgEnv) device(t testing.TB, priv wireguard.Key, addr netip.Addr) *netstack.Net {
 	t.Helper()
+	return newDevice(t, priv, addr, env.keys.Server.Public(), env.srv.Port())
+}
+
+// newDevice is a device that reaches the endpoint with public key pub on UDP port on this
+// machine.
+func newDevice(t testing.TB, priv wireguard.Key, addr netip.Addr, pub wireguard.Key, port int) *netstack.Net {
+	t.Helper()
 	tunDev, tnet, err := netstack.CreateNetTUN([]netip.Addr{addr}, []netip.Addr{wireguard.ServerAddr}, 1420)
 	if err != nil {
 		t.Fatal(err)
 	}
 	dev := device.NewDevice(tunDev, conn.NewDefaultBind(), device.NewLogger(device.LogLevelSilent, ""))
-	pub := env.keys.Server.Public()
 	cfg := fmt.Sprintf("private_key=%x\npublic_key=%x\nendpoint=127.0.0.1:%d\nallowed_ip=0.0.0.0/0\nallowed_ip=::/0\n",
-		priv[:], pub[:], env.srv.Port())
+		priv[:], pub[:], port)
 	if err := dev.IpcSet(cfg); err != nil {
 		t.Fatal(err)
 	}
@@ -188,6 +207,18 @@ func TestWireGuardCapturesPeerHTTPS(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A device's flows pass the same h1/h2 client × origin matrix checks as the proxy
+// listener (engine's TestProtocolMatrix).
+func TestWireGuardProtocolMatrix(t *testing.T) {
+	t.Parallel()
+	et.RunTCPMatrix(t, func(t *testing.T, origin string, mod func(*engine.Config), h2 bool) (*http.Client, string, *et.Proxy) {
+		o := startOrigin(t, origin)
+		env := startWGWith(t, mod, o)
+		peer := env.keys.Peers[0]
+		return env.client(env.device(t, peer.PrivateKey, peer.Address), h2), o.URL, env.p
+	})
 }
 
 // A device whose key is no peer's gets nothing through and nothing is captured; the log
@@ -306,5 +337,51 @@ func TestWireGuardKeysAndConfig(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, wireguard.KeysFile), []byte("{"), 0o600)
 	if _, err := wireguard.LoadKeys(dir); err == nil || !strings.Contains(err.Error(), "damaged") {
 		t.Fatalf("damaged keys: %v", err)
+	}
+}
+
+// A device's connection whose destination is the instance itself (its proxy listener,
+// reached at the machine's address, as a phone on the same network would) is refused,
+// not looped, and logged.
+func TestWireGuardLoopRefused(t *testing.T) {
+	t.Parallel()
+	for _, listen := range []string{"hostIP", "0.0.0.0:0"} {
+		t.Run(listen, func(t *testing.T) {
+			t.Parallel()
+			ip := hostIP(t)
+			addr := listen
+			if listen == "hostIP" {
+				addr = ip + ":0"
+			}
+			env := startWGWith(t, func(c *engine.Config) { c.Listen, c.AllowRemote = addr, true })
+			_, port, _ := net.SplitHostPort(env.p.Engine.Addr())
+			peer := env.keys.Peers[0]
+			tnet := env.device(t, peer.PrivateKey, peer.Address)
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			c, err := tnet.DialContext(ctx, "tcp", net.JoinHostPort(ip, port))
+			if err != nil {
+				t.Fatal(err)
+			}
+			_ = c.SetDeadline(time.Now().Add(30 * time.Second))
+			fmt.Fprintf(c, "GET http://%s/ HTTP/1.1\r\nHost: %s\r\n\r\n", net.JoinHostPort(ip, port), net.JoinHostPort(ip, port))
+			n, err := c.Read(make([]byte, 1))
+			c.Close()
+			if n != 0 || err == nil {
+				t.Fatalf("the looped connection was served (%d bytes, %v)", n, err)
+			}
+			deadline := time.Now().Add(30 * time.Second)
+			for env.log.count("is Inspector itself") == 0 {
+				if time.Now().After(deadline) {
+					t.Fatalf("loop not logged: %q", env.log.lines)
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			select {
+			case s := <-env.p.Sessions:
+				t.Fatalf("a looped connection made a session: %s", s.Request.URL)
+			default:
+			}
+		})
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -48,6 +49,14 @@ type Limits struct {
 	MaxDocument int64 // bytes of the whole document
 	MaxBody     int64 // decoded bytes of one body or WebSocket message
 	MaxEntries  int
+	// SpillDir, when set, receives the bytes of bodies longer than SpillAbove: the
+	// body's first SpillAbove bytes are in Body.Data and the rest in a file there
+	// (Body.Spilled), so memory stays bounded whatever a body's size (bigtext.go). The
+	// files belong to Decode's fn once it is called (store.ImportStream stores and
+	// removes them). Empty: every body is held in memory.
+	SpillDir string
+	// SpillAbove is the body bytes kept in memory with SpillDir; 0 means 1 MiB.
+	SpillAbove int64
 }
 
 // DefaultLimits are used by Read.
@@ -77,8 +86,9 @@ func Read(r io.Reader) ([]*session.Session, error) {
 }
 
 // ReadAll is Read with explicit limits and the source ids. On error it returns nil and
-// an *Error. It holds every session in memory; Decode streams.
+// an *Error. It holds every session in memory (lim.SpillDir is not used); Decode streams.
 func ReadAll(r io.Reader, lim Limits) (*Result, error) {
+	lim.SpillDir = ""
 	res := &Result{}
 	creator, err := Decode(r, lim, func(s *session.Session, src session.ID) error {
 		res.Sessions = append(res.Sessions, s)
@@ -109,7 +119,13 @@ func ReadAll(r io.Reader, lim Limits) (*Result, error) {
 func Decode(r io.Reader, lim Limits, fn func(s *session.Session, sourceID session.ID) error) (string, error) {
 	d := &docReader{lim: lim, fn: fn}
 	d.cr = &countReader{r: io.LimitReader(r, lim.MaxDocument+1)}
-	d.dec = json.NewDecoder(d.cr)
+	if lim.SpillDir != "" {
+		d.div = newDiverter(d.cr, lim)
+		defer d.div.discard()
+		d.dec = json.NewDecoder(d.div)
+	} else {
+		d.dec = json.NewDecoder(d.cr)
+	}
 	err := d.document()
 	if d.cr.n > lim.MaxDocument {
 		return "", &Error{Entry: -1, Msg: fmt.Sprintf("document larger than %d bytes", lim.MaxDocument)}
@@ -149,6 +165,7 @@ type docReader struct {
 	lim     Limits
 	fn      func(*session.Session, session.ID) error
 	cr      *countReader
+	div     *diverter // nil without Limits.SpillDir
 	dec     *json.Decoder
 	creator string
 	ours    bool
@@ -289,7 +306,8 @@ func (d *docReader) entryList() error {
 			}
 			return entryJSONError(i, err)
 		}
-		s, e := re.session(d.lim, d.ours)
+		s, e := re.session(d.lim, d.ours, d.div)
+		d.div.discard() // diverted "text" values of other fields
 		if e != nil {
 			e.Entry = i
 			return e
@@ -337,7 +355,11 @@ func (d *docReader) skip() error {
 // position is the line and byte offset the decoder has reached.
 func (d *docReader) position() (line, offset int64) {
 	buffered, _ := io.ReadAll(d.dec.Buffered())
-	return 1 + d.cr.lines - int64(bytes.Count(buffered, []byte{'\n'})), d.dec.InputOffset()
+	off := d.dec.InputOffset()
+	if d.div != nil {
+		off = d.div.inputOffset(off)
+	}
+	return 1 + d.cr.lines - int64(bytes.Count(buffered, []byte{'\n'})), off
 }
 
 func (d *docReader) syntaxError(msg string) *Error {
@@ -606,64 +628,108 @@ func encode(data []byte, encs []string) []byte {
 	return out
 }
 
-func (re *rEntry) session(lim Limits, ours bool) (*session.Session, *Error) {
+// bodyText decodes a body's text into b's Data, or Data and a spill file for a
+// diverted one, and returns the body's length.
+func bodyText(b *session.Body, text *string, enc, field string, lim Limits, div *diverter) (int64, *Error) {
+	if text != nil {
+		if t := div.take(*text); t != nil {
+			data, path, size, e := decodeBig(t, enc, field, lim)
+			b.Data, b.Spilled = data, path
+			return size, e
+		}
+	}
+	data, e := decodeText(text, enc, field, lim)
+	b.Data = data
+	return int64(len(data)), e
+}
+
+// removeSpilled deletes the spill files of an entry that failed.
+func removeSpilled(s *session.Session) {
+	for _, b := range []*session.Body{&s.Request.Body, responseBody(s)} {
+		if b != nil && b.Spilled != "" {
+			os.Remove(b.Spilled)
+			b.Spilled = ""
+		}
+	}
+}
+
+func responseBody(s *session.Session) *session.Body {
+	if s.Response == nil {
+		return nil
+	}
+	return &s.Response.Body
+}
+
+func (re *rEntry) session(lim Limits, ours bool, div *diverter) (*session.Session, *Error) {
 	s := &session.Session{Flags: flagsFromNames(re.Flags) | session.FlagImported}
+	if e := re.fill(s, lim, ours, div); e != nil {
+		removeSpilled(s)
+		return nil, e
+	}
+	return s, nil
+}
+
+func (re *rEntry) fill(s *session.Session, lim Limits, ours bool, div *diverter) *Error {
 	if re.StartedDateTime == nil {
-		return nil, errf("startedDateTime", "missing")
+		return errf("startedDateTime", "missing")
 	}
 	started, err := time.Parse(time.RFC3339Nano, *re.StartedDateTime)
 	if err != nil {
-		return nil, errf("startedDateTime", "want an ISO 8601 date-time, got %q", *re.StartedDateTime)
+		return errf("startedDateTime", "want an ISO 8601 date-time, got %q", *re.StartedDateTime)
 	}
 	s.Started = started.UTC()
 	if y := s.Started.Year(); y < 1 || y > 9999 {
 		// HAR (and our own export) writes four-digit UTC years only.
-		return nil, errf("startedDateTime", "%q is outside the years 0001–9999 in UTC", *re.StartedDateTime)
+		return errf("startedDateTime", "%q is outside the years 0001–9999 in UTC", *re.StartedDateTime)
 	}
 
 	// Request.
 	rq := re.Request
 	if rq == nil {
-		return nil, errf("request", "missing")
+		return errf("request", "missing")
 	}
 	if rq.Method == nil || *rq.Method == "" {
-		return nil, errf("request.method", "missing or empty")
+		return errf("request.method", "missing or empty")
 	}
 	if !httpguts.ValidHeaderFieldName(*rq.Method) { // a method is a token
-		return nil, errf("request.method", "%q is not an HTTP method", *rq.Method)
+		return errf("request.method", "%q is not an HTTP method", *rq.Method)
 	}
 	if rq.URL == nil {
-		return nil, errf("request.url", "missing")
+		return errf("request.url", "missing")
 	}
 	u, perr := url.Parse(*rq.URL)
 	if perr != nil || u.Scheme == "" || u.Host == "" && u.Opaque == "" {
-		return nil, errf("request.url", "%q is not an absolute URL", *rq.URL)
+		return errf("request.url", "%q is not an absolute URL", *rq.URL)
 	}
 	s.Request.Method = *rq.Method
 	s.Request.URL = *rq.URL
 	if e := lineText("request.httpVersion", rq.HTTPVersion); e != nil {
-		return nil, e
+		return e
 	}
 	s.Request.Proto = protoFromHAR(rq.HTTPVersion)
 	var e *Error
 	if s.Request.Header, e = readHeaders(rq.Headers, "request.headers"); e != nil {
-		return nil, e
+		return e
 	}
 	if s.Request.HeadSize, e = intField(rq.HeadersSize, "request.headersSize", -1, -1); e != nil {
-		return nil, e
+		return e
 	}
 	s.Request.HeadSize = max(s.Request.HeadSize, 0)
 	reqSize, e := intField(rq.BodySize, "request.bodySize", -1, -1)
 	if e != nil {
-		return nil, e
+		return e
 	}
 	if pd := rq.PostData; pd != nil {
 		enc := pd.Encoding
 		if enc == "" {
 			enc = pd.XEncoding
 		}
-		if s.Request.Body.Data, e = decodeText(pd.Text, enc, "request.postData.text", lim); e != nil {
-			return nil, e
+		reqLen, e := bodyText(&s.Request.Body, pd.Text, enc, "request.postData.text", lim, div)
+		if e != nil {
+			return e
+		}
+		if reqSize < 0 {
+			reqSize = reqLen
 		}
 		if pd.Text == nil && len(pd.Params) > 0 {
 			var parts []string
@@ -695,49 +761,60 @@ func (re *rEntry) session(lim Limits, ours bool) (*session.Session, *Error) {
 	hasResp := false
 	if rp := re.Response; rp != nil {
 		if rp.Status == nil {
-			return nil, errf("response.status", "missing")
+			return errf("response.status", "missing")
 		}
 		st, e := intField(rp.Status, "response.status", 0, 0)
 		if e != nil {
-			return nil, e
+			return e
 		}
 		if st > 999 {
-			return nil, errf("response.status", "%d is not an HTTP status", st)
+			return errf("response.status", "%d is not an HTTP status", st)
 		}
 		if st > 0 {
 			hasResp = true
 			if e := lineText("response.statusText", rp.StatusText); e != nil {
-				return nil, e
+				return e
 			}
 			if e := lineText("response.httpVersion", rp.HTTPVersion); e != nil {
-				return nil, e
+				return e
 			}
 			resp := &session.Response{Status: int(st), Reason: rp.StatusText, Proto: protoFromHAR(rp.HTTPVersion)}
 			if resp.Header, e = readHeaders(rp.Headers, "response.headers"); e != nil {
-				return nil, e
+				return e
 			}
 			if resp.HeadSize, e = intField(rp.HeadersSize, "response.headersSize", -1, -1); e != nil {
-				return nil, e
+				return e
 			}
 			resp.HeadSize = max(resp.HeadSize, 0)
 			bodySize, e := intField(rp.BodySize, "response.bodySize", -1, -1)
 			if e != nil {
-				return nil, e
+				return e
 			}
 			size, compression := int64(-1), int64(-1)
+			bodyLen := int64(0) // the stored body's length
 			encs := encodings(resp.Header)
 			if c := rp.Content; c != nil {
 				if size, e = intField(c.Size, "response.content.size", -1, -1); e != nil {
-					return nil, e
+					return e
 				}
 				if compression, e = intField(c.Compression, "response.content.compression", -1, math.MinInt32); e != nil {
-					return nil, e
+					return e
 				}
-				data, e := decodeText(c.Text, c.Encoding, "response.content.text", lim)
+				full, e := bodyText(&resp.Body, c.Text, c.Encoding, "response.content.text", lim, div)
+				s.Response = resp // its spill file is removed if the entry fails
 				if e != nil {
-					return nil, e
+					return e
 				}
+				data := resp.Body.Data
 				switch {
+				case resp.Body.Spilled != "":
+					if c.Raw || len(encs) == 0 || !supportedCodings(encs) || !ours && looksEncoded(data, encs) {
+						break
+					}
+					if e := encodeBig(&resp.Body, encs, lim); e != nil {
+						return e
+					}
+					data, full = resp.Body.Data, resp.Body.Size
 				case c.Raw || len(data) == 0 || len(encs) == 0 || !supportedCodings(encs):
 					// As transferred, or nothing to re-encode. Browsers export br/zstd
 					// bodies decoded; those stay decoded.
@@ -745,8 +822,10 @@ func (re *rEntry) session(lim Limits, ours bool) (*session.Session, *Error) {
 				default:
 					// Browsers export decoded text; store it as it travelled.
 					data = encode(data, encs)
+					full = int64(len(data))
 				}
 				resp.Body.Data = data
+				bodyLen = full
 			}
 			switch {
 			case bodySize >= 0:
@@ -756,7 +835,7 @@ func (re *rEntry) session(lim Limits, ours bool) (*session.Session, *Error) {
 			case size >= 0 && len(encs) == 0:
 				resp.Body.Size = size
 			default:
-				resp.Body.Size = int64(len(resp.Body.Data))
+				resp.Body.Size = bodyLen
 			}
 			s.Response = resp
 		}
@@ -780,7 +859,7 @@ func (re *rEntry) session(lim Limits, ours bool) (*session.Session, *Error) {
 				s.Error = &session.Error{Phase: session.PhaseResponse, Side: session.SideUpstream, Message: msg}
 			}
 		default:
-			return nil, errf("_error", "want an object {phase, side, message} or a string")
+			return errf("_error", "want an object {phase, side, message} or a string")
 		}
 	}
 	if re.ClientProto != nil {
@@ -833,14 +912,14 @@ func (re *rEntry) session(lim Limits, ours bool) (*session.Session, *Error) {
 		f := fmt.Sprintf("_webSocketMessages[%d]", i)
 		msg := session.Message{FromClient: m.Type == "send", Opcode: m.Opcode}
 		if m.Type != "send" && m.Type != "receive" {
-			return nil, errf(f+".type", "want \"send\" or \"receive\", got %q", m.Type)
+			return errf(f+".type", "want \"send\" or \"receive\", got %q", m.Type)
 		}
 		if math.IsNaN(m.Time) || math.Abs(m.Time) > 1e11 {
-			return nil, errf(f+".time", "not a time in seconds: %v", m.Time)
+			return errf(f+".time", "not a time in seconds: %v", m.Time)
 		}
 		msg.Time = time.UnixMicro(int64(math.Round(m.Time * 1e6))).UTC()
 		if int64(len(m.Data)) > lim.MaxBody*4/3+4 {
-			return nil, errf(f+".data", "message of %d bytes exceeds the limit of %d", len(m.Data), lim.MaxBody)
+			return errf(f+".data", "message of %d bytes exceeds the limit of %d", len(m.Data), lim.MaxBody)
 		}
 		if m.Opcode == 1 {
 			msg.Data = []byte(m.Data)
@@ -871,7 +950,7 @@ func (re *rEntry) session(lim Limits, ours bool) (*session.Session, *Error) {
 	}{{tm.Blocked, "blocked"}, {tm.DNS, "dns"}, {tm.Connect, "connect"}, {tm.SSL, "ssl"},
 		{tm.Send, "send"}, {tm.Wait, "wait"}, {tm.Receive, "receive"}} {
 		if vals[i], e = msField(f.p, "timings."+f.name); e != nil {
-			return nil, e
+			return e
 		}
 	}
 	d := func(v float64) time.Duration {
@@ -909,7 +988,7 @@ func (re *rEntry) session(lim Limits, ours bool) (*session.Session, *Error) {
 	}
 	t = t.Add(d(receive))
 	T.ResponseDone = t
-	return s, nil
+	return nil
 }
 
 // alreadyEncoded reports whether data is still in its transfer coding (some tools export

@@ -1,12 +1,12 @@
 package render
 
 import (
+	"inspector/codegen"
 	"inspector/engine/session"
-	"inspector/internal/codegen"
 )
 
 // Curl renders the request as a curl command line for POSIX shells (sh, bash, zsh); see
-// internal/codegen for the quoting rules and the other languages.
+// codegen for the quoting rules and the other languages.
 func Curl(r *session.Request) string {
 	s, _ := codegen.Generate("curl", r)
 	return s[:len(s)-1] // without the final newline

@@ -3,11 +3,13 @@
 //   - map_remote: send matching requests to another origin (scheme, host, port, and
 //     optionally the path). The Host header follows the new target.
 //   - map_local: answer matching requests from a local file, or from a directory (the
-//     request path is looked up under it, never outside it). A missing file is a 404.
+//     request path is looked up under it, never outside it), or from a body kept in the
+//     rule itself (no file). A missing file is a 404.
 //   - auto_respond: answer matching requests with a canned status, headers and body.
 //   - header: set, add or remove a header on matching requests or responses.
 //   - throttle: add latency before a matching request goes upstream and/or cap the
 //     bandwidth of its request and response bodies (bytes per second).
+//   - body_rewrite, url_rewrite, status_rewrite and block (rewrite.go).
 //
 // Rules match with the filter language (filter) and apply in list order. At the
 // request stage map_local and auto_respond answer the request, which ends the chain; at
@@ -68,7 +70,8 @@ type Rule struct {
 	// request's; a path other than "" or "/" replaces the request's path, and a query
 	// replaces the request's query.
 	Target string `json:"target,omitempty"`
-	// map_local: a file, or a directory under which the request path is looked up.
+	// map_local: a file, or a directory under which the request path is looked up; ""
+	// answers with Body (an inline body: no file is read).
 	File string `json:"file,omitempty"`
 	// auto_respond (Status, Header, Body) and map_local (Header: extra headers).
 	Status int         `json:"status,omitempty"`
@@ -83,6 +86,11 @@ type Rule struct {
 	// throttle: LatencyMS before the request goes upstream; BytesPerSec caps both bodies.
 	LatencyMS   int   `json:"latency_ms,omitempty"`
 	BytesPerSec int64 `json:"bytes_per_sec,omitempty"`
+	// body_rewrite and url_rewrite: Pattern (RE2) and Replace ($1 expands); Phase as for
+	// header (body_rewrite only). block: List of host globs and URL prefixes.
+	Pattern string   `json:"pattern,omitempty"`
+	Replace string   `json:"replace,omitempty"`
+	List    []string `json:"list,omitempty"`
 }
 
 // compiledRule is a validated rule with its parsed parts.
@@ -90,6 +98,7 @@ type compiledRule struct {
 	Rule
 	expr   *filter.Expr
 	target *url.URL
+	rw     rewrite
 }
 
 // compile checks the rule and returns it compiled.
@@ -101,7 +110,7 @@ func (r Rule) compile() (*compiledRule, error) {
 	fail := func(format string, args ...any) (*compiledRule, error) {
 		return nil, fmt.Errorf("rule %q: "+format, append([]any{name}, args...)...)
 	}
-	if strings.TrimSpace(r.Filter) == "" {
+	if strings.TrimSpace(r.Filter) == "" && !r.emptyFilterAllowed() {
 		return fail("empty filter")
 	}
 	expr, err := filter.Parse(r.Filter)
@@ -120,8 +129,14 @@ func (r Rule) compile() (*compiledRule, error) {
 		}
 		c.target = u
 	case MapLocal:
-		if r.File == "" || !filepath.IsAbs(r.File) {
+		if r.File != "" && !filepath.IsAbs(r.File) {
 			return fail("file %q: want an absolute path", r.File)
+		}
+		if r.File != "" && r.Body != "" {
+			return fail("a file and an inline body: keep one")
+		}
+		if r.Status != 0 && (r.Status < 100 || r.Status > 999) {
+			return fail("status %d out of range", r.Status)
 		}
 	case AutoRespond:
 		if r.Status < 100 || r.Status > 999 {
@@ -148,8 +163,10 @@ func (r Rule) compile() (*compiledRule, error) {
 		if r.LatencyMS < 0 || r.BytesPerSec < 0 || (r.LatencyMS == 0 && r.BytesPerSec == 0) {
 			return fail("want a positive latency_ms and/or bytes_per_sec")
 		}
+	case BodyRewrite, URLRewrite, StatusRewrite, Block:
+		return c.compileRewrite(fail)
 	default:
-		return fail("unknown kind %q (map_remote, map_local, auto_respond, header, throttle)", r.Kind)
+		return fail("unknown kind %q (map_remote, map_local, auto_respond, header, throttle, body_rewrite, url_rewrite, status_rewrite, block)", r.Kind)
 	}
 	return c, nil
 }
@@ -385,6 +402,12 @@ func (m *Manager) OnRequest(ctx context.Context, f *engine.Flow) error {
 			if c.BytesPerSec > 0 && r.Body != nil && r.Body != http.NoBody {
 				r.Body = NewLimitedReader(ctx, r.Body, c.BytesPerSec)
 			}
+		case BodyRewrite, URLRewrite, Block:
+			f.Stage = engine.StageRequestHeaders // SetBody edits the request
+			answered, err := c.requestRewrite(f, &mt)
+			if err != nil || answered {
+				return err
+			}
 		}
 	}
 	return nil
@@ -394,7 +417,7 @@ func (m *Manager) OnRequest(ctx context.Context, f *engine.Flow) error {
 func (m *Manager) OnResponse(ctx context.Context, f *engine.Flow) error {
 	mt := matcher{s: f.Session}
 	for _, c := range m.set.Chain().rules {
-		if (c.Kind != Header || c.Phase != "response") && c.Kind != Throttle {
+		if (c.Kind != Header || c.Phase != "response") && c.Kind != Throttle && !c.isResponseRewrite() {
 			continue
 		}
 		if !mt.match(c.expr) {
@@ -406,6 +429,11 @@ func (m *Manager) OnResponse(ctx context.Context, f *engine.Flow) error {
 		case Throttle:
 			if c.BytesPerSec > 0 && f.Response.Body != nil && f.Response.StatusCode != http.StatusSwitchingProtocols {
 				f.Response.Body = NewLimitedReader(ctx, f.Response.Body, c.BytesPerSec)
+			}
+		case StatusRewrite, BodyRewrite:
+			f.Stage = engine.StageResponseHeaders // SetBody edits the response
+			if err := c.responseRewrite(f); err != nil {
+				return err
 			}
 		}
 	}
@@ -443,6 +471,9 @@ const maxLocalFile = 64 << 20
 // The file is checked again as it is opened (folders.open): under an allowed folder,
 // outside the data directory, after symlinks; a refused file is a 403 saying why.
 func (m *Manager) localResponse(c *compiledRule, r *http.Request) *http.Response {
+	if c.File == "" {
+		return inlineResponse(c, r)
+	}
 	p := c.File
 	if fi, err := os.Stat(p); err == nil && fi.IsDir() {
 		rel := path.Clean("/" + r.URL.Path)
@@ -491,6 +522,22 @@ func (m *Manager) localResponse(c *compiledRule, r *http.Request) *http.Response
 		status = http.StatusOK
 	}
 	return canned(status, h, b, r)
+}
+
+// inlineResponse answers from the rule's own body: no file is read, so no folder applies.
+func inlineResponse(c *compiledRule, r *http.Request) *http.Response {
+	h := c.Header.Clone()
+	if h == nil {
+		h = http.Header{}
+	}
+	if h.Get("Content-Type") == "" {
+		h.Set("Content-Type", http.DetectContentType([]byte(c.Body)))
+	}
+	status := c.Status
+	if status == 0 {
+		status = http.StatusOK
+	}
+	return canned(status, h, []byte(c.Body), r)
 }
 
 func (c *compiledRule) name() string {

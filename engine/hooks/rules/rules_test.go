@@ -20,16 +20,7 @@ import (
 
 func get(t *testing.T, c *http.Client, u string) (*http.Response, string) {
 	t.Helper()
-	resp, err := c.Get(u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp, string(b)
+	return send(t, c, "GET", u, "")
 }
 
 func TestRulesThroughTheEngine(t *testing.T) {

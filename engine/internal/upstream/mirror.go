@@ -55,11 +55,15 @@ const (
 // cannot. note tells what was changed (empty: nothing).
 func (m *Mirror) spec(alpn []string) (spec *utls.ClientHelloSpec, note string, err error) {
 	// A pre_shared_key names a session with Inspector, not with the origin, and early
-	// data would go with it: both are left out (resumption with the origin is utls's
-	// own, from its session cache).
+	// data would go with it: the client's are left out. In the client's place goes
+	// utls's own pre_shared_key, last as the client had it, filled from the session
+	// cache when Inspector holds a session with the origin (and omitted when it does
+	// not, as a client without one would send none): a client that resumed with
+	// Inspector resumes with the origin too.
+	resumed := slices.Contains(m.Hello.Extensions, 0x0029)
 	raw := m.Hello.Without(0x0029, 0x002a)
-	if len(raw) != len(m.Hello.Record) {
-		note = "pre_shared_key left out (the client resumed a session with Inspector)"
+	if slices.Contains(m.Hello.Extensions, 0x002a) {
+		note = "early_data left out (no 0-RTT towards the origin)"
 	}
 	f := &utls.Fingerprinter{}
 	for _, id := range m.Hello.Extensions {
@@ -76,6 +80,9 @@ func (m *Mirror) spec(alpn []string) (spec *utls.ClientHelloSpec, note string, e
 	spec, err = f.FingerprintClientHello(raw)
 	if err != nil {
 		return nil, "", fmt.Errorf("utls cannot reproduce the ClientHello: %w", err)
+	}
+	if resumed {
+		spec.Extensions = append(spec.Extensions, &utls.UtlsPreSharedKeyExtension{})
 	}
 	if alpn != nil {
 		for _, e := range spec.Extensions {
@@ -183,11 +190,22 @@ func (u *Upstream) handshake(ctx context.Context, raw *trackedConn, host string,
 			KeyLogWriter:       u.cfg.KeyLog,
 			ClientSessionCache: u.usessions,
 			NextProtos:         alpnOf(spec),
+			// A hello without pre_shared_key (or session_ticket) does not resume,
+			// whatever the session cache holds for the origin: utls would panic
+			// instead (a client that sent session_ticket but no PSK, such as Python,
+			// Java or Node after any resumable session with the origin).
+			PreferSkipResumptionOnNilExtension: true,
+			// The pre_shared_key put in place of the client's is left out when there is
+			// no session with the origin to resume.
+			OmitEmptyPsk: true,
 		}, utls.HelloCustom)
 		if perr := uc.ApplyPreset(spec); perr != nil {
 			reason = "Go's ClientHello: utls cannot build the ClientHello: " + perr.Error()
+		} else if err = uHandshake(hctx, uc); errors.Is(err, errUtlsPanic) && len(raw.hello.Bytes()) == 0 {
+			// utls gave up (it panics on states it does not expect) before anything went
+			// on the wire: the connection is still fresh for Go's ClientHello.
+			reason, err = "Go's ClientHello: "+err.Error(), nil
 		} else {
-			err = uc.HandshakeContext(hctx)
 			st = stdState(uc.ConnectionState())
 			conn = &uConn{UConn: uc, state: st}
 		}
@@ -218,6 +236,19 @@ func (u *Upstream) handshake(ctx context.Context, raw *trackedConn, host string,
 	}
 	return conn, st, nil
 }
+
+// uHandshake runs uc's handshake, turning a utls panic into an error wrapping
+// errUtlsPanic.
+func uHandshake(ctx context.Context, uc *utls.UConn) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("%w: %v", errUtlsPanic, p)
+		}
+	}()
+	return uc.HandshakeContext(ctx)
+}
+
+var errUtlsPanic = errors.New("utls panicked")
 
 func alpnOf(spec *utls.ClientHelloSpec) []string {
 	for _, e := range spec.Extensions {

@@ -1,4 +1,4 @@
-package engine
+package frames
 
 import (
 	"bytes"
@@ -91,16 +91,15 @@ func benchTapClientLeg(b *testing.B, fresh bool) {
 	}
 	var delivered atomic.Int64
 	signal := make(chan struct{}, 1)
-	e := &Engine{cfg: Config{Logf: b.Logf, FrameSink: func(_ session.ID, fs []session.Frame) {
+	fc := testCapture(Env{Logf: b.Logf, Sink: func(_ session.ID, fs []session.Frame) {
 		delivered.Add(int64(len(fs)))
 		select {
 		case signal <- struct{}{}:
 		default:
 		}
-	}}}
-	e.capture.Store(true)
+	}})
 	conn := &scriptConn{}
-	tap := e.newH2Tap(conn, legClient, 1)
+	tap := fc.NewH2Tap(conn, LegClient, 1)
 	var open bytes.Buffer
 	open.WriteString(http2.ClientPreface)
 	fr := http2.NewFramer(&open, nil)
@@ -132,14 +131,14 @@ func benchTapClientLeg(b *testing.B, fresh bool) {
 		_, _ = tap.Read(buf)
 		sid := session.ID(i + 1)
 		if fresh {
-			run(func() { tap.rec.link(sid, "GET", "/x") })
+			run(func() { tap.rec.Link(sid, "GET", "/x") })
 			run(func() { _, _ = tap.Write(head) })
-			run(func() { tap.rec.sessionDone(sid) })
+			run(func() { tap.rec.SessionDone(sid) })
 			run(func() { _, _ = tap.Write(body) })
 		} else {
-			tap.rec.link(sid, "GET", "/x")
+			tap.rec.Link(sid, "GET", "/x")
 			_, _ = tap.Write(head)
-			tap.rec.sessionDone(sid)
+			tap.rec.SessionDone(sid)
 			_, _ = tap.Write(body)
 		}
 		// Every session gets its 3 frames and at least 4 opening ones.
@@ -147,7 +146,7 @@ func benchTapClientLeg(b *testing.B, fresh bool) {
 			select {
 			case <-signal:
 			case <-time.After(10 * time.Second):
-				b.Fatalf("%d frames delivered for %d exchanges (%d dropped)", delivered.Load(), i+1, e.framesDropped.Load())
+				b.Fatalf("%d frames delivered for %d exchanges (%d dropped)", delivered.Load(), i+1, fc.Dropped())
 			}
 		}
 	}

@@ -1,4 +1,4 @@
-package engine
+package ws
 
 import (
 	"bytes"
@@ -58,6 +58,11 @@ func refDecode(b []byte) (ctrl, data []wsEvent, broken bool) {
 	}
 }
 
+// hookFunc adapts a function to Hook.
+type hookFunc func(ctx context.Context, m *Message) error
+
+func (h hookFunc) OnMessage(ctx context.Context, m *Message) error { return h(ctx, m) }
+
 func seedFrame(op int, data string, fin, masked bool) []byte {
 	return encodeWSFrame(op, []byte(data), fin, masked)
 }
@@ -83,9 +88,8 @@ func FuzzWSRelay(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in []byte, split byte) {
 		ctrlIn, dataIn, broken := refDecode(in)
 		proxySide, originSide := net.Pipe()
-		tap := newWSTap(proxySide, 1<<20)
-		noop := MessageHookFunc(func(context.Context, *WebSocketMessage) error { return nil })
-		tap.relay = newWSRelay(tap, []MessageHook{noop}, context.Background(), 1, "ws://fuzz/")
+		tap := NewTap(proxySide, 1<<20, nil)
+		tap.StartRelay(context.Background(), []Hook{hookFunc(func(context.Context, *Message) error { return nil })}, 1, "ws://fuzz/")
 
 		want := len(ctrlIn) + len(dataIn)
 		type result struct {

@@ -1,4 +1,4 @@
-package engine
+package frames
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 	"net"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,6 +22,13 @@ import (
 
 // h2Stream writes a realistic sequence of frames (after the client preface) and returns
 // the bytes and what each frame is.
+// testCapture returns a Capture with env and a capture flag of its own, on.
+func testCapture(env Env) *Capture {
+	env.Capture = new(atomic.Bool)
+	env.Capture.Store(true)
+	return New(env)
+}
+
 func h2Stream(t testing.TB) ([]byte, []http2.FrameHeader) {
 	var buf bytes.Buffer
 	buf.WriteString(http2.ClientPreface)
@@ -144,15 +152,14 @@ func countWholeFrames(t *testing.T, b []byte) int {
 }
 
 func TestFrameRecCapsHeldFramesAndCounts(t *testing.T) {
-	e := &Engine{}
-	e.capture.Store(true)
-	r := newFrameRec(e, legClient, session.HTTP2, 1)
+	fc := testCapture(Env{})
+	r := newRec(fc, LegClient, session.HTTP2, 1)
 	now := time.Now()
 	for i := 0; i < maxHeldFrames+100; i++ {
 		r.add(session.Frame{Dir: "in", Time: now, Stream: uint64(1 + 2*(i%10)), Type: "DATA"}, false, reqKey{}, false)
 	}
-	if r.held != maxHeldFrames || e.framesDropped.Load() != 100 {
-		t.Fatalf("held %d dropped %d, want %d and 100", r.held, e.framesDropped.Load(), maxHeldFrames)
+	if r.held != maxHeldFrames || fc.Dropped() != 100 {
+		t.Fatalf("held %d dropped %d, want %d and 100", r.held, fc.Dropped(), maxHeldFrames)
 	}
 	// Connection-level frames are bounded on their own.
 	for i := 0; i < 10*maxConnFrames; i++ {
@@ -162,7 +169,7 @@ func TestFrameRecCapsHeldFramesAndCounts(t *testing.T) {
 		t.Fatalf("%d connection frames kept", len(r.conn))
 	}
 	// With capture off nothing is held.
-	e.capture.Store(false)
+	fc.on.Store(false)
 	r.add(session.Frame{Dir: "in", Time: now, Stream: 999, Type: "HEADERS"}, false, reqKey{}, false)
 	if r.streams[999] != nil {
 		t.Fatal("frame recorded with capture off")
@@ -175,17 +182,16 @@ func TestFrameRecCapsHeldFramesAndCounts(t *testing.T) {
 
 func TestFrameRecLinksInOrderEitherWay(t *testing.T) {
 	var got = map[session.ID][]session.Frame{}
-	e := &Engine{cfg: Config{FrameSink: func(id session.ID, fs []session.Frame) { got[id] = append(got[id], fs...) }}}
-	e.capture.Store(true)
-	r := newFrameRec(e, legClient, session.HTTP2, 1)
+	fc := testCapture(Env{Sink: func(id session.ID, fs []session.Frame) { got[id] = append(got[id], fs...) }})
+	r := newRec(fc, LegClient, session.HTTP2, 1)
 	t0 := time.Now()
 	hdr := func(stream uint64) session.Frame {
 		return session.Frame{Dir: "in", Time: t0, Stream: stream, Type: "HEADERS"}
 	}
 	// Stream 1 arrives before its session, session 2 is announced before stream 3.
 	r.add(hdr(1), false, requestKey("GET", "/a"), true)
-	r.link(10, "GET", "/a")
-	r.link(11, "GET", "/a")
+	r.Link(10, "GET", "/a")
+	r.Link(11, "GET", "/a")
 	r.add(hdr(3), false, requestKey("GET", "/a"), true)
 	// The responses end both streams.
 	r.add(session.Frame{Dir: "out", Time: t0, Stream: 3, Type: "HEADERS"}, false, reqKey{}, true)
@@ -225,9 +231,8 @@ func pings(n, first int) []byte {
 // buffer passes its bounds (bytes or reads), so memory stays bounded, and nothing is lost.
 func TestTapBufferStaysBounded(t *testing.T) {
 	for _, chunk := range []int{1000, 1} { // big writes hit the byte bound, tiny ones the read bound
-		e := &Engine{cfg: Config{Logf: t.Logf}}
-		e.capture.Store(true)
-		tap := e.newH2Tap(nil, legUpstream, 1) // the upstream leg writes the preface ("out")
+		fc := testCapture(Env{Logf: t.Logf})
+		tap := fc.NewH2Tap(nil, LegUpstream, 1) // the upstream leg writes the preface ("out")
 		tap.out.feed([]byte(http2.ClientPreface))
 		const total = 8000
 		all := pings(total, 0)
@@ -250,8 +255,8 @@ func TestTapBufferStaysBounded(t *testing.T) {
 		if want := "data=" + hex.EncodeToString(binary.BigEndian.AppendUint64(nil, total-1)); last.Detail != want || last.Type != "PING" {
 			t.Fatalf("chunk %d: last frame %+v, want PING %s", chunk, last, want)
 		}
-		if tap.out.dead || e.framesDropped.Load() != 0 {
-			t.Fatalf("chunk %d: dead %v dropped %d", chunk, tap.out.dead, e.framesDropped.Load())
+		if tap.out.dead || fc.Dropped() != 0 {
+			t.Fatalf("chunk %d: dead %v dropped %d", chunk, tap.out.dead, fc.Dropped())
 		}
 	}
 }
@@ -260,18 +265,17 @@ func TestTapBufferStaysBounded(t *testing.T) {
 // logged reason; the tap still passes everything and closes cleanly.
 func TestTapStopsOnGarbage(t *testing.T) {
 	var logged []string
-	e := &Engine{cfg: Config{Logf: func(f string, a ...any) { logged = append(logged, fmt.Sprintf(f, a...)) }}}
-	e.capture.Store(true)
+	fc := testCapture(Env{Logf: func(f string, a ...any) { logged = append(logged, fmt.Sprintf(f, a...)) }})
 	a, b := net.Pipe()
 	defer b.Close()
-	tap := e.newH2Tap(a, legClient, 7)
+	tap := fc.NewH2Tap(a, LegClient, 7)
 	go func() { _, _ = b.Write([]byte("GET / HTTP/1.1\r\nHost: a.test\r\n\r\n")) }()
 	buf := make([]byte, 100)
 	n, err := io.ReadAtLeast(tap, buf, len("GET / HTTP/1.1\r\nHost: a.test\r\n\r\n"))
 	if err != nil || string(buf[:n]) != "GET / HTTP/1.1\r\nHost: a.test\r\n\r\n" {
 		t.Fatalf("read through the tap: %q %v", buf[:n], err)
 	}
-	tap.rec.sessionDone(1)
+	tap.rec.SessionDone(1)
 	if !tap.in.dead || len(logged) != 1 || !strings.Contains(logged[0], "no client preface") {
 		t.Fatalf("dead %v, logged %q", tap.in.dead, logged)
 	}
@@ -289,9 +293,8 @@ func TestTapStopsOnGarbage(t *testing.T) {
 // its direction, counted as dropped, instead of growing the buffer.
 func TestTapStopsOnHugeFrame(t *testing.T) {
 	var logged []string
-	e := &Engine{cfg: Config{Logf: func(f string, a ...any) { logged = append(logged, fmt.Sprintf(f, a...)) }}}
-	e.capture.Store(true)
-	tap := e.newH2Tap(nil, legUpstream, 1)
+	fc := testCapture(Env{Logf: func(f string, a ...any) { logged = append(logged, fmt.Sprintf(f, a...)) }})
+	tap := fc.NewH2Tap(nil, LegUpstream, 1)
 	tap.out.feed([]byte(http2.ClientPreface))
 	tap.out.feed([]byte{0xff, 0xff, 0xff, byte(http2.FramePing), 0, 0, 0, 0, 0}) // a 16 MiB PING
 	for range 2 * tapMaxPartial / 4096 {
@@ -300,8 +303,8 @@ func TestTapStopsOnHugeFrame(t *testing.T) {
 	tap.out.mu.Lock()
 	dead, n := tap.out.dead, len(tap.out.buf)
 	tap.out.mu.Unlock()
-	if !dead || n != 0 || e.framesDropped.Load() != 1 || len(logged) != 1 {
-		t.Fatalf("dead %v, %d bytes held, dropped %d, logged %q", dead, n, e.framesDropped.Load(), logged)
+	if !dead || n != 0 || fc.Dropped() != 1 || len(logged) != 1 {
+		t.Fatalf("dead %v, %d bytes held, dropped %d, logged %q", dead, n, fc.Dropped(), logged)
 	}
 }
 
@@ -309,14 +312,13 @@ func TestTapStopsOnHugeFrame(t *testing.T) {
 // delivered streams (for their late frames); late frames of older ones are let go.
 func TestFrameRecForgetsDeliveredStreams(t *testing.T) {
 	got := map[session.ID]int{}
-	e := &Engine{cfg: Config{FrameSink: func(id session.ID, fs []session.Frame) { got[id] += len(fs) }}}
-	e.capture.Store(true)
-	r := newFrameRec(e, legClient, session.HTTP2, 1)
+	fc := testCapture(Env{Sink: func(id session.ID, fs []session.Frame) { got[id] += len(fs) }})
+	r := newRec(fc, LegClient, session.HTTP2, 1)
 	t0 := time.Now()
 	const n = 10 * maxRetired
 	for i := range n {
 		s := uint64(1 + 2*i)
-		r.link(session.ID(1000+i), "GET", "/x")
+		r.Link(session.ID(1000+i), "GET", "/x")
 		r.add(session.Frame{Dir: "in", Time: t0, Stream: s, Type: "HEADERS"}, false, requestKey("GET", "/x"), true)
 		r.add(session.Frame{Dir: "out", Time: t0, Stream: s, Type: "HEADERS"}, false, reqKey{}, true)
 	}
@@ -356,9 +358,8 @@ func TestTapParsesHeaderBlocks(t *testing.T) {
 	raw, _ := h2Stream(t)
 	rng := rand.New(rand.NewPCG(5, 6))
 	for round := 0; round < 50; round++ {
-		e := &Engine{cfg: Config{Logf: t.Logf}}
-		e.capture.Store(true)
-		tap := e.newH2Tap(nil, legUpstream, 1) // requests and the preface go "out"
+		fc := testCapture(Env{Logf: t.Logf})
+		tap := fc.NewH2Tap(nil, LegUpstream, 1) // requests and the preface go "out"
 		for p := raw; len(p) > 0; {
 			n := 1 + rng.IntN(min(len(p), 300))
 			tap.out.feed(p[:n])
@@ -402,9 +403,8 @@ func TestTapParsesHeaderBlocks(t *testing.T) {
 		_ = hpack.NewEncoder(&hb).WriteField(hpack.HeaderField{Name: ":status", Value: "204"})
 		_ = http2.NewFramer(&buf, nil).WriteHeaders(http2.HeadersFrameParam{StreamID: 5, BlockFragment: hb.Bytes(),
 			EndHeaders: true, EndStream: true, PadLength: 9, Priority: http2.PriorityParam{StreamDep: 3, Weight: 200}})
-		e := &Engine{cfg: Config{Logf: t.Logf}}
-		e.capture.Store(true)
-		tap := e.newH2Tap(nil, legUpstream, 1)
+		fc := testCapture(Env{Logf: t.Logf})
+		tap := fc.NewH2Tap(nil, LegUpstream, 1)
 		tap.in.feed(buf.Bytes())
 		tap.parse()
 		st := tap.rec.streams[5]
@@ -425,9 +425,8 @@ func TestTapParsesHeaderBlocks(t *testing.T) {
 	_ = enc.WriteField(hpack.HeaderField{Name: ":status", Value: "200"})
 	_ = enc.WriteField(hpack.HeaderField{Name: "x-pushed", Value: "yes"})
 	_ = fr.WriteHeaders(http2.HeadersFrameParam{StreamID: 1, BlockFragment: hb.Bytes(), EndHeaders: true})
-	e := &Engine{cfg: Config{Logf: t.Logf}}
-	e.capture.Store(true)
-	tap := e.newH2Tap(nil, legUpstream, 1) // responses come "in", without a preface
+	fc := testCapture(Env{Logf: t.Logf})
+	tap := fc.NewH2Tap(nil, LegUpstream, 1) // responses come "in", without a preface
 	tap.in.feed(buf.Bytes())
 	tap.parse()
 	fs := tap.rec.streams[1].frames
@@ -462,9 +461,8 @@ func TestTapStopsOnBadHeaderBlock(t *testing.T) {
 	}
 	for want, write := range frames {
 		var logged []string
-		e := &Engine{cfg: Config{Logf: func(f string, a ...any) { logged = append(logged, fmt.Sprintf(f, a...)) }}}
-		e.capture.Store(true)
-		tap := e.newH2Tap(nil, legUpstream, 1)
+		fc := testCapture(Env{Logf: func(f string, a ...any) { logged = append(logged, fmt.Sprintf(f, a...)) }})
+		tap := fc.NewH2Tap(nil, LegUpstream, 1)
 		var buf bytes.Buffer
 		write(http2.NewFramer(&buf, nil))
 		tap.in.feed(buf.Bytes())
@@ -480,9 +478,8 @@ func TestTapStopsOnBadHeaderBlock(t *testing.T) {
 // before the opening was complete or after (then the opening is copied in up front).
 func TestFrameRecOpeningFrames(t *testing.T) {
 	got := map[session.ID][]session.Frame{}
-	e := &Engine{cfg: Config{FrameSink: func(id session.ID, fs []session.Frame) { got[id] = append(got[id], fs...) }}}
-	e.capture.Store(true)
-	r := newFrameRec(e, legClient, session.HTTP2, 1)
+	fc := testCapture(Env{Sink: func(id session.ID, fs []session.Frame) { got[id] = append(got[id], fs...) }})
+	r := newRec(fc, LegClient, session.HTTP2, 1)
 	t0 := time.Now()
 	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
 	conn := func(ms int, typ string) {
@@ -508,7 +505,7 @@ func TestFrameRecOpeningFrames(t *testing.T) {
 	for i := range 3 {
 		conn(i, "SETTINGS")
 	}
-	r.link(1, "GET", "/")
+	r.Link(1, "GET", "/")
 	req(3, 1, true)
 	for i := 4; i < 9; i++ {
 		conn(i, "WINDOW_UPDATE")
@@ -521,7 +518,7 @@ func TestFrameRecOpeningFrames(t *testing.T) {
 	// Stream 3 begins after it: the opening is copied in; a PING during the stream goes
 	// with it, a frame from before the stream parsed late (the other direction lagging)
 	// does not: it is neither in the opening nor in the stream's time.
-	r.link(2, "GET", "/")
+	r.Link(2, "GET", "/")
 	req(20, 3, true)
 	conn(21, "PING")
 	conn(5, "SETTINGS") // parsed late: goes after the opening frames the streams hold
@@ -531,7 +528,7 @@ func TestFrameRecOpeningFrames(t *testing.T) {
 		t.Fatalf("stream 3:\n got %s\nwant %s", n, want3)
 	}
 	// Stream 5 with no connection frames during it gets the opening and its own frames.
-	r.link(3, "GET", "/")
+	r.Link(3, "GET", "/")
 	req(30, 5, true)
 	resp(31, 5)
 	want5 := "SETTINGS@0 SETTINGS@1 SETTINGS@2 WINDOW_UPDATE@4 WINDOW_UPDATE@5 WINDOW_UPDATE@6 WINDOW_UPDATE@7 WINDOW_UPDATE@8 HEADERS@30 DATA@31"

@@ -1,4 +1,11 @@
-package engine
+// Package frames is the engine's frame capture: a recorder (Rec) per HTTP/2 or HTTP/3
+// connection on either leg, fed by a tap on an HTTP/2 connection's decrypted bytes
+// (H2Tap) or by quic-go's qlog events (QUICTracer), that links each stream to its session
+// and hands a session's frames to the engine's FrameSink. The engine passes in what it
+// shares (Env: its capture flag, the sink, its log, its connection ids); the package
+// keeps the upstream recorders and the dropped-frames count. The design, its costs and
+// bounds are in the section "Frame capture" of engine/doc.go.
+package frames
 
 import (
 	"context"
@@ -25,52 +32,62 @@ import (
 	"inspector/engine/session"
 )
 
-// Frame capture
-//
-// With Config.FrameSink set, every HTTP/2 and HTTP/3 connection on either leg gets a
-// frameRec. HTTP/2 frames come from a tap on the decrypted bytes (h2Tap): Read and Write
-// append a shortened copy of what passed (frame headers and non-DATA payloads) to a
-// per-direction buffer and return; nothing runs in the background. The buffer is parsed,
-// with x/net/http2's Framer and the direction's own HPACK decoder, in order, on the
-// goroutine that needs the frames: the engine completing a session (sessionDone), a read
-// or write that ends a stream a completed session waits for, a read or write that finds
-// the buffer over its bounds, and the connection closing (see the tap's section below).
-// While capture is off (Engine.SetCapture) a tap passes bytes straight through, and a tap
-// that saw capture off stays a pass-through for the rest of its connection. HTTP/3 frames
-// come from quic-go's qlog events (HEADERS already QPACK-decoded by quic-go, DATA,
-// SETTINGS, GOAWAY); an HTTP/3 stream's frames are delivered when the engine completes
-// its session.
-//
-// A stream is linked to its session by the request it carries: the first HEADERS of a
-// stream gives method and path, and the engine announces each session's method and path
-// on the connection; both sides queue in order, so requests on one connection pair up in
-// arrival order. A session gets its stream's frames plus the connection-level frames of
-// the connection's opening (connOpening; copied into a stream's slice when the stream
-// begins, so most deliveries need no merge; otherwise they are merged into the stream's
-// own array, which has room for them) and of its stream's lifetime. When a linked stream
-// ends (HTTP/2: END_STREAM both ways or a reset; HTTP/3: its session completed) or the
-// connection closes, its frames, with the connection-level frames seen so far, go to
-// FrameSink in one slice that the sink owns from then on, array and spare capacity
-// included (the recorder keeps no reference to it); frames seen later go on their own.
-// An HTTP/2 parse hands the streams it completed to the sink when it ends, in order. The
-// newest maxRetired delivered streams are kept for such late frames; later frames of
-// older ones are let go.
-//
-// Cost per exchange (the lazy parse runs on the proxy's request goroutines, often on a
-// fresh goroutine of x/net's): one slice per stream (an upstream one with room for the
-// client leg's frames, see streamCap), header fields from a shared array (keepFields),
-// the stream records of retired streams reused, linked streams found by session id, and
-// the parser's stack frames kept small so that a parse grows a fresh goroutine's stack
-// less.
-//
-// Bounds: a connection holds at most maxHeldFrames frames not yet delivered; more are
-// dropped and counted (Stats.FramesDropped). A tap direction holding one unfinished frame
-// or header block over tapMaxPartial bytes stops parsing (counted too), as does one whose
-// bytes do not parse as HTTP/2 (logged).
+// The legs a recorder can be on (session.Frame.Leg).
 const (
-	legClient   = "client"
-	legUpstream = "upstream"
+	LegClient   = "client"
+	LegUpstream = "upstream"
+)
 
+// Env is what frame capture needs of its engine.
+type Env struct {
+	// Capture is the engine's capture flag: while it is off nothing is recorded, and a
+	// tap that sees it off passes bytes through for good.
+	Capture *atomic.Bool
+	// Sink gets each session's frames (Config.FrameSink); nil: frames are parsed and
+	// dropped.
+	Sink func(session.ID, []session.Frame)
+	// Logf reports a tap that stopped parsing; nil: not reported.
+	Logf func(format string, args ...any)
+	// NextConnID numbers a connection that has no id yet (an inbound HTTP/3 one).
+	NextConnID func() uint64
+}
+
+// Capture is an engine's frame capture: the recorders of its upstream connections, and
+// the count of frames dropped. Safe for concurrent use.
+type Capture struct {
+	on         *atomic.Bool
+	sink       func(session.ID, []session.Frame)
+	logf       func(format string, args ...any)
+	nextConnID func() uint64
+
+	dropped atomic.Uint64
+	up      sync.Map // upstream connection id → *Rec
+}
+
+// New returns the frame capture of an engine.
+func New(env Env) *Capture {
+	c := &Capture{on: env.Capture, sink: env.Sink, logf: env.Logf, nextConnID: env.NextConnID}
+	if c.on == nil {
+		c.on = new(atomic.Bool)
+		c.on.Store(true)
+	}
+	if c.logf == nil {
+		c.logf = func(string, ...any) {}
+	}
+	if c.nextConnID == nil {
+		var ids atomic.Uint64
+		c.nextConnID = func() uint64 { return ids.Add(1) }
+	}
+	return c
+}
+
+// Dropped is how many frames were not recorded: over a connection's maxHeldFrames, or
+// in a tap direction that stopped on a frame or header block over tapMaxPartial bytes
+// (Stats.FramesDropped).
+func (c *Capture) Dropped() uint64 { return c.dropped.Load() }
+
+// Frame capture: see the section "Frame capture" in engine/doc.go.
+const (
 	maxHeldFrames     = 4096
 	maxConnFrames     = 128 // connection-level frames kept per connection (oldest after the first 16 go)
 	maxEndedUnlinked  = 64  // ended streams kept waiting for a session announcement
@@ -78,9 +95,9 @@ const (
 	maxTapFrameLength = 1<<24 - 1
 )
 
-// frameRec collects the frames of one connection. Safe for concurrent use.
-type frameRec struct {
-	e      *Engine
+// Rec collects the frames of one connection. Safe for concurrent use.
+type Rec struct {
+	c      *Capture
 	leg    string
 	proto  string
 	connID uint64
@@ -101,7 +118,7 @@ type frameRec struct {
 	gone         uint64        // streams below this id that are not in streams were dropped from it
 	free         *streamFrames // a stream let go by retire, reused by the next new stream
 
-	tap *h2Tap // HTTP/2: the tap whose buffers hold this connection's frames not parsed yet
+	tap *H2Tap // HTTP/2: the tap whose buffers hold this connection's frames not parsed yet
 }
 
 type streamFrames struct {
@@ -120,8 +137,8 @@ type streamFrames struct {
 	start time.Time
 }
 
-func newFrameRec(e *Engine, leg, proto string, connID uint64) *frameRec {
-	return &frameRec{e: e, leg: leg, proto: proto, connID: connID,
+func newRec(c *Capture, leg, proto string, connID uint64) *Rec {
+	return &Rec{c: c, leg: leg, proto: proto, connID: connID,
 		streams: map[uint64]*streamFrames{}, linked: map[session.ID]*streamFrames{}, pending: map[reqKey]sidQueue{}, unlinked: map[reqKey][]uint64{}}
 }
 
@@ -140,7 +157,7 @@ func requestKey(method, path string) reqKey { return reqKey{method, path} }
 
 // add records one frame and delivers what it completes. connLevel frames belong to the
 // whole connection.
-func (r *frameRec) add(f session.Frame, connLevel bool, key reqKey, end bool) {
+func (r *Rec) add(f session.Frame, connLevel bool, key reqKey, end bool) {
 	r.deliver(r.put(&f, connLevel, key, end))
 }
 
@@ -148,8 +165,8 @@ func (r *frameRec) add(f session.Frame, connLevel bool, key reqKey, end bool) {
 // delivered now: the stream's frames if f ended it, or f alone if it came late for a
 // delivered stream. The caller delivers it; put itself calls no sink, so the tap's
 // parser can deliver after its parse, on a shallower stack.
-func (r *frameRec) put(f *session.Frame, connLevel bool, key reqKey, end bool) delivery {
-	if !r.e.capture.Load() {
+func (r *Rec) put(f *session.Frame, connLevel bool, key reqKey, end bool) delivery {
+	if !r.c.on.Load() {
 		return delivery{} // no sessions are recorded, so no frames either
 	}
 	f.Leg, f.Proto, f.ConnID = r.leg, r.proto, r.connID
@@ -201,7 +218,7 @@ func (r *frameRec) put(f *session.Frame, connLevel bool, key reqKey, end bool) d
 	}
 	if r.held >= maxHeldFrames {
 		r.mu.Unlock()
-		r.e.framesDropped.Add(1)
+		r.c.dropped.Add(1)
 		return delivery{}
 	}
 	st.frames = appendByTime(st.frames, f, 0)
@@ -239,7 +256,7 @@ func (r *frameRec) put(f *session.Frame, connLevel bool, key reqKey, end bool) d
 
 // endStream marks a stream ended in one direction (dir "in"/"out") or reset, and returns
 // its frames when they are to be delivered now (the caller delivers them).
-func (r *frameRec) endStream(stream uint64, dir string, reset bool) delivery {
+func (r *Rec) endStream(stream uint64, dir string, reset bool) delivery {
 	r.mu.Lock()
 	st := r.streams[stream]
 	if st == nil || st.flushed || r.finished {
@@ -264,7 +281,7 @@ func (r *frameRec) endStream(stream uint64, dir string, reset bool) delivery {
 
 // ended1 handles a stream that ended; r.mu is held. It returns the stream when its frames
 // are to be delivered now.
-func (r *frameRec) ended1(stream uint64, st *streamFrames) delivery {
+func (r *Rec) ended1(stream uint64, st *streamFrames) delivery {
 	if st.sid != 0 {
 		return r.take(stream, st)
 	}
@@ -300,7 +317,7 @@ func lateFrame(sid session.ID, f *session.Frame) delivery {
 // one); r.mu is held. Not inlined, to keep put's stack frame small.
 //
 //go:noinline
-func (r *frameRec) newStream(id uint64) *streamFrames {
+func (r *Rec) newStream(id uint64) *streamFrames {
 	st := r.free
 	if st == nil {
 		return &streamFrames{id: id}
@@ -320,8 +337,8 @@ const streamRoom = 4
 // the proxy has written the response's end, after the upstream's ended), and the sink
 // can then append the client leg's frames in place (store.PutFrames does), instead of
 // allocating an array for both and copying.
-func (r *frameRec) streamCap() int {
-	if r.leg == legUpstream {
+func (r *Rec) streamCap() int {
+	if r.leg == LegUpstream {
 		return 2 * (connOpening + streamRoom)
 	}
 	return connOpening + streamRoom
@@ -329,7 +346,7 @@ func (r *frameRec) streamCap() int {
 
 // take removes a linked stream's frames for delivery; r.mu is held. The delivered slice
 // is no longer referenced by r.
-func (r *frameRec) take(stream uint64, st *streamFrames) delivery {
+func (r *Rec) take(stream uint64, st *streamFrames) delivery {
 	out := delivery{sid: st.sid, frames: st.frames}
 	if r.linked[st.sid] == st {
 		delete(r.linked, st.sid)
@@ -359,7 +376,7 @@ const connOpening = 8
 // connection's opening ones and those seen since the stream's first frame at start; all
 // of them if it has none), leaving out the first skip ones (already copied into the
 // stream's frames), as two subslices of r.conn (no copy; valid while r.mu is held).
-func (r *frameRec) connFramesFor(start time.Time, has bool, skip int) (opening, since []session.Frame) {
+func (r *Rec) connFramesFor(start time.Time, has bool, skip int) (opening, since []session.Frame) {
 	if !has || len(r.conn) <= connOpening {
 		return r.conn[skip:], nil
 	}
@@ -373,7 +390,7 @@ func (r *frameRec) connFramesFor(start time.Time, has bool, skip int) (opening, 
 // retire notes that a stream's frames went out (or were dropped); the newest maxRetired
 // such streams stay in r.streams so that their late frames still reach their session,
 // older ones go. r.mu is held.
-func (r *frameRec) retire(stream uint64) {
+func (r *Rec) retire(stream uint64) {
 	r.retired = append(r.retired, stream)
 	if len(r.retired) <= maxRetired {
 		return
@@ -390,7 +407,7 @@ func (r *frameRec) retire(stream uint64) {
 }
 
 // forget drops an unlinked stream; r.mu is held.
-func (r *frameRec) forget(stream uint64, st *streamFrames) {
+func (r *Rec) forget(stream uint64, st *streamFrames) {
 	r.held -= len(st.frames) - st.base
 	st.frames, st.flushed = nil, true
 	r.retire(stream)
@@ -476,7 +493,7 @@ func appendByTime(fs []session.Frame, f *session.Frame, floor int) []session.Fra
 }
 
 // link announces that session id carries the request (method, path) on this connection.
-func (r *frameRec) link(id session.ID, method, path string) {
+func (r *Rec) Link(id session.ID, method, path string) {
 	key := reqKey{method, path}
 	var flush delivery
 	r.mu.Lock()
@@ -510,7 +527,7 @@ func (r *frameRec) link(id session.ID, method, path string) {
 }
 
 // finish delivers the frames of every linked stream; the connection is gone.
-func (r *frameRec) finish() {
+func (r *Rec) finish() {
 	var out []delivery
 	r.mu.Lock()
 	if r.finished {
@@ -528,24 +545,27 @@ func (r *frameRec) finish() {
 	for _, st := range out {
 		r.deliver(st)
 	}
-	if r.leg == legUpstream {
-		r.e.upFrames.Delete(r.connID)
+	if r.leg == LegUpstream {
+		r.c.up.Delete(r.connID)
 	}
 }
 
-func (r *frameRec) deliver(st delivery) {
+func (r *Rec) deliver(st delivery) {
 	if len(st.frames) == 0 {
 		return
 	}
-	if sink := r.e.cfg.FrameSink; sink != nil {
+	if sink := r.c.sink; sink != nil {
 		sink(st.sid, st.frames)
 	}
 }
 
-// upstreamRec returns the recorder of upstream connection connID, or nil.
-func (e *Engine) upstreamRec(connID uint64) *frameRec {
-	if v, ok := e.upFrames.Load(connID); ok {
-		return v.(*frameRec)
+// ConnID is the id of the recorder's connection.
+func (r *Rec) ConnID() uint64 { return r.connID }
+
+// Upstream returns the recorder of upstream connection connID, or nil.
+func (c *Capture) Upstream(connID uint64) *Rec {
+	if v, ok := c.up.Load(connID); ok {
+		return v.(*Rec)
 	}
 	return nil
 }
@@ -555,7 +575,7 @@ func (e *Engine) upstreamRec(connID uint64) *frameRec {
 // Parsing is lazy: the tap's Read and Write append a shortened copy of the bytes (see
 // shorten) to a per-direction buffer and return; nothing runs in the background. The
 // buffer is parsed, in order, on the goroutine that needs its frames:
-//   - the engine completing a session (frameRec.sessionDone parses both directions);
+//   - the engine completing a session (Rec.SessionDone parses both directions);
 //   - a Read or Write that carries a frame ending a stream (END_STREAM or RST_STREAM)
 //     while a completed session still waits for its stream to end (the response's last
 //     frame is usually written after the handler returned);
@@ -563,7 +583,7 @@ func (e *Engine) upstreamRec(connID uint64) *frameRec {
 //     memory stays bounded on connections whose sessions never complete);
 //   - the connection closing (finish).
 //
-// Capture off: while Engine.capture is off a tap passes bytes straight through. A tap that
+// Capture off: while the engine's capture flag (Env.Capture) is off a tap passes bytes straight through. A tap that
 // sees capture off once stops for good (both directions): the bytes it did not see held
 // HPACK table updates, so later header blocks could not be decoded truthfully. Connections
 // opened after capture is back on record as usual.
@@ -575,35 +595,44 @@ const (
 	tapMaxHeaderList = 1 << 20 // decoded bytes (RFC 9113 sizes) kept of one header block
 )
 
-// h2Tap passes a connection's bytes through unchanged and keeps a shortened copy of each
+// H2Tap passes a connection's bytes through unchanged and keeps a shortened copy of each
 // read and write for lazy parsing. It keeps the TLS state visible to x/net/http2.
-type h2Tap struct {
+type H2Tap struct {
 	net.Conn
 	in, out *tapDir
-	rec     *frameRec
+	rec     *Rec
 	off     atomic.Bool  // capture was seen off: the tap passes bytes through for good
 	done    atomic.Int32 // directions closed; the second one finishes the recorder
 }
 
-// newH2Tap wraps c. On the client leg the client preface is read ("in"); on the upstream
-// leg it is written ("out").
-func (e *Engine) newH2Tap(c net.Conn, leg string, connID uint64) *h2Tap {
-	rec := newFrameRec(e, leg, session.HTTP2, connID)
-	t := &h2Tap{Conn: c, rec: rec}
+// NewH2Tap wraps nc, the decrypted bytes of HTTP/2 connection connID on leg. On the
+// client leg the client preface is read ("in"); on the upstream leg it is written
+// ("out").
+func (c *Capture) NewH2Tap(nc net.Conn, leg string, connID uint64) *H2Tap {
+	rec := newRec(c, leg, session.HTTP2, connID)
+	t := &H2Tap{Conn: nc, rec: rec}
 	rec.tap = t
-	prefaceIn := leg == legClient
+	prefaceIn := leg == LegClient
 	t.in = newTapDir(t, "in", prefaceIn)
 	t.out = newTapDir(t, "out", !prefaceIn)
-	if !e.capture.Load() {
+	if !c.on.Load() {
 		t.off.Store(true)
 	}
-	if leg == legUpstream {
-		e.upFrames.Store(connID, rec)
+	if leg == LegUpstream {
+		c.up.Store(connID, rec)
 	}
 	return t
 }
 
-func (t *h2Tap) Read(p []byte) (int, error) {
+// Rec is the recorder of the tap's connection.
+func (t *H2Tap) Rec() *Rec { return t.rec }
+
+// Stale says whether the tap saw capture off and passes bytes through for good while
+// capture is on again: the HPACK state it did not follow makes later header blocks
+// undecodable, so the connection is not to be reused.
+func (t *H2Tap) Stale() bool { return t.off.Load() && t.rec.c.on.Load() }
+
+func (t *H2Tap) Read(p []byte) (int, error) {
 	n, err := t.Conn.Read(p)
 	if n > 0 && !t.off.Load() {
 		t.in.feed(p[:n])
@@ -614,7 +643,7 @@ func (t *h2Tap) Read(p []byte) (int, error) {
 	return n, err
 }
 
-func (t *h2Tap) Write(p []byte) (int, error) {
+func (t *H2Tap) Write(p []byte) (int, error) {
 	n, err := t.Conn.Write(p)
 	if n > 0 && !t.off.Load() {
 		t.out.feed(p[:n])
@@ -625,7 +654,7 @@ func (t *h2Tap) Write(p []byte) (int, error) {
 	return n, err
 }
 
-func (t *h2Tap) Close() error {
+func (t *H2Tap) Close() error {
 	err := t.Conn.Close()
 	t.in.close()
 	t.out.close()
@@ -634,7 +663,7 @@ func (t *h2Tap) Close() error {
 
 // ConnectionState reports the TLS state of the wrapped connection (x/net/http2 looks
 // for this method).
-func (t *h2Tap) ConnectionState() tls.ConnectionState {
+func (t *H2Tap) ConnectionState() tls.ConnectionState {
 	if cs, ok := t.Conn.(interface{ ConnectionState() tls.ConnectionState }); ok {
 		return cs.ConnectionState()
 	}
@@ -642,11 +671,11 @@ func (t *h2Tap) ConnectionState() tls.ConnectionState {
 }
 
 // NetConn is the connection t wraps (conn.Of reaches the table's entry through it).
-func (t *h2Tap) NetConn() net.Conn { return t.Conn }
+func (t *H2Tap) NetConn() net.Conn { return t.Conn }
 
 // stopCapture turns the tap into a pass-through for the rest of the connection (capture
 // was turned off) and drops what it buffered.
-func (t *h2Tap) stopCapture() {
+func (t *H2Tap) stopCapture() {
 	if t.off.Swap(true) {
 		return
 	}
@@ -655,7 +684,7 @@ func (t *h2Tap) stopCapture() {
 }
 
 // parse parses what both directions buffered.
-func (t *h2Tap) parse() {
+func (t *H2Tap) parse() {
 	t.in.parse()
 	t.out.parse()
 }
@@ -668,7 +697,7 @@ type tapMark struct {
 
 // tapDir is one direction of a tap: the shortened copy not parsed yet and the parser.
 type tapDir struct {
-	t       *h2Tap
+	t       *H2Tap
 	dir     string
 	preface bool         // the direction starts with the client preface (checked by the parser)
 	want    atomic.Int32 // completed sessions whose streams have not ended in this direction
@@ -709,7 +738,7 @@ type tapDir struct {
 // payload in the copy is the original length as 3 bytes. The bit is unused by DATA.
 const flagTapShortened http2.Flags = 0x40
 
-func newTapDir(t *h2Tap, dir string, preface bool) *tapDir {
+func newTapDir(t *H2Tap, dir string, preface bool) *tapDir {
 	d := &tapDir{t: t, dir: dir, preface: preface}
 	if preface {
 		d.pre = len(http2.ClientPreface)
@@ -721,7 +750,7 @@ func newTapDir(t *h2Tap, dir string, preface bool) *tapDir {
 // the buffer is over its bounds or when p ends a stream that a completed session waits
 // for. Called only by the goroutine reading (or writing) this direction.
 func (d *tapDir) feed(p []byte) {
-	if !d.t.rec.e.capture.Load() {
+	if !d.t.rec.c.on.Load() {
 		d.t.stopCapture()
 		return
 	}
@@ -744,8 +773,8 @@ func (d *tapDir) feed(p []byte) {
 		d.buf, d.marks, d.spare, d.spareM, d.whole = nil, nil, nil, nil, 0
 		d.mu.Unlock()
 		r := d.t.rec
-		r.e.framesDropped.Add(1)
-		r.e.cfg.Logf("frame capture stopped on %s connection %d (%s): a frame or header block over %d bytes", r.leg, r.connID, d.dir, tapMaxPartial)
+		r.c.dropped.Add(1)
+		r.c.logf("frame capture stopped on %s connection %d (%s): a frame or header block over %d bytes", r.leg, r.connID, d.dir, tapMaxPartial)
 		return
 	}
 	d.mu.Unlock()
@@ -905,7 +934,7 @@ func (d *tapDir) parse() {
 	d.mu.Unlock()
 	if err != nil {
 		r := d.t.rec
-		r.e.cfg.Logf("frame capture stopped on %s connection %d (%s): %v", r.leg, r.connID, d.dir, err)
+		r.c.logf("frame capture stopped on %s connection %d (%s): %v", r.leg, r.connID, d.dir, err)
 	}
 }
 
@@ -1102,7 +1131,7 @@ func (d *tapDir) blockDone(at time.Time) error {
 	}
 	// The request head: inbound on the client leg, outbound on the upstream leg.
 	var key reqKey
-	if (d.dir == "in") == (rec.leg == legClient) {
+	if (d.dir == "in") == (rec.leg == LegClient) {
 		var method, path string
 		for _, hf := range sf.Headers {
 			if !strings.HasPrefix(hf.Name, ":") {
@@ -1239,33 +1268,37 @@ func h2FlagString(t http2.FrameType, f http2.Flags) string {
 
 // --- HTTP/3: quic-go's qlog events ---
 
-// quicConfig returns the QUIC settings for a connection on leg; with frame capture on it
-// carries a tracer that feeds a frameRec. connID 0 means "number it when it starts"
-// (inbound connections).
-func (e *Engine) quicConfig(leg string, connID uint64) *quic.Config {
-	conf := &quic.Config{MaxIdleTimeout: min(e.cfg.IdleTimeout, 120*time.Second), MaxIncomingStreams: 250}
-	if e.cfg.FrameSink == nil {
-		return conf
-	}
-	conf.Tracer = func(_ context.Context, isClient bool, _ quic.ConnectionID) qlogwriter.Trace {
+// QUICTracer returns the qlog tracer that records a QUIC connection's HTTP/3 frames on
+// leg into a recorder of its own. connID 0 means "number it when it starts" (inbound
+// connections).
+func (c *Capture) QUICTracer(leg string, connID uint64) func(context.Context, bool, quic.ConnectionID) qlogwriter.Trace {
+	return func(_ context.Context, isClient bool, _ quic.ConnectionID) qlogwriter.Trace {
 		id := connID
 		if id == 0 {
-			id = e.connIDs.Add(1)
+			id = c.nextConnID()
 		}
-		rec := newFrameRec(e, leg, session.HTTP3, id)
-		if leg == legUpstream {
-			e.upFrames.Store(id, rec)
+		rec := newRec(c, leg, session.HTTP3, id)
+		if leg == LegUpstream {
+			c.up.Store(id, rec)
 		}
 		return &h3Trace{rec: rec, isClient: isClient}
 	}
-	return conf
 }
 
-// h3Trace is a qlog trace that records HTTP/3 frames into a frameRec; quic-go adds a
+// TraceRec is the recorder behind a QUIC connection's trace (its QlogTrace), or nil when
+// the trace is not one of QUICTracer's.
+func TraceRec(t qlogwriter.Trace) *Rec {
+	if tr, ok := t.(*h3Trace); ok {
+		return tr.rec
+	}
+	return nil
+}
+
+// h3Trace is a qlog trace that records HTTP/3 frames into a Rec; quic-go adds a
 // producer per connection and per HTTP/3 request, and the recorder finishes when the last
 // producer closes.
 type h3Trace struct {
-	rec       *frameRec
+	rec       *Rec
 	isClient  bool
 	producers atomic.Int64
 }
@@ -1300,14 +1333,14 @@ func (p *h3Producer) RecordEvent(ev qlogwriter.Event) {
 	}
 }
 
-// sessionDone is called by the engine when session id completes; it is safe on a nil
+// SessionDone is called by the engine when session id completes; it is safe on a nil
 // recorder. HTTP/3: quic-go records frames as the stream is read and written, so every
 // frame of the session's stream has been seen and they are delivered now (a QUIC FIN can
 // arrive before the frames it ends are parsed, so it is not used). HTTP/2: the tap's
 // buffers are parsed now; a stream that ended both ways has been delivered by that, and
 // one still open (the response's last frame is often written after the handler returned)
 // is marked so that the tap parses as soon as a frame ending a stream passes.
-func (r *frameRec) sessionDone(id session.ID) {
+func (r *Rec) SessionDone(id session.ID) {
 	if r == nil {
 		return
 	}
@@ -1324,7 +1357,7 @@ func (r *frameRec) sessionDone(id session.ID) {
 	r.deliver(flush)
 }
 
-func (r *frameRec) h2SessionDone(id session.ID) {
+func (r *Rec) h2SessionDone(id session.ID) {
 	t := r.tap
 	if t == nil || t.off.Load() {
 		return
@@ -1375,7 +1408,7 @@ func (t *h3Trace) frame(dir string, stream quic.StreamID, raw h3qlog.RawInfo, fr
 				path = hf.Value
 			}
 		}
-		if method != "" && (dir == "in") == (t.rec.leg == legClient) {
+		if method != "" && (dir == "in") == (t.rec.leg == LegClient) {
 			key = requestKey(method, path)
 		}
 	case h3qlog.SettingsFrame:

@@ -1,6 +1,14 @@
-package engine
+// Package ws is the engine's WebSocket relay: the tap that records the messages of an
+// upgraded connection as its bytes pass (Tap), the hooked relay that parses both
+// directions, runs the message hooks and forwards each message as one frame (see the
+// section "The hooked WebSocket relay" in engine/doc.go), and the translation of an
+// RFC 8441 extended CONNECT stream into an HTTP/1.1 Upgrade (section "WebSocket over
+// HTTP/2"). The engine's public MessageHook and WebSocketMessage are seen here as Hook
+// and Message.
+package ws
 
 import (
+	"context"
 	"encoding/binary"
 	"io"
 	"sync"
@@ -12,10 +20,10 @@ import (
 // maxWSMessages bounds the messages kept per WebSocket session; later ones are counted only.
 const maxWSMessages = 10000
 
-// wsTap sits on the upstream side of an upgraded connection: Read carries origin→client
+// Tap sits on the upstream side of an upgraded connection: Read carries origin→client
 // bytes, Write client→origin bytes. It relays them unchanged and parses WebSocket frames
 // from both streams to record messages.
-type wsTap struct {
+type Tap struct {
 	rwc   io.ReadWriteCloser
 	limit int64
 
@@ -30,11 +38,28 @@ type wsTap struct {
 	notify func(session.Message)
 	// relay, when set (message hooks are registered), parses and forwards the frames
 	// itself; Read, Write and Close are its.
-	relay *wsRelay
+	relay *hookRelay
 }
 
-func newWSTap(rwc io.ReadWriteCloser, limit int64) *wsTap {
-	t := &wsTap{rwc: rwc, limit: limit}
+// NewTap returns the tap of an upgraded connection rwc (the origin's side) that keeps at
+// most limit bytes of each message; notify, when not nil, is told of each message (see
+// Tap.notify).
+func NewTap(rwc io.ReadWriteCloser, limit int64, notify func(session.Message)) *Tap {
+	t := newTap(rwc, limit)
+	t.notify = notify
+	return t
+}
+
+// StartRelay makes t the hooked relay: from now on it parses both directions itself,
+// runs hooks on every data message and forwards what they leave. ctx is the WebSocket's
+// (hooks see it end when the WebSocket does); id and url are the session's. It is called
+// once, before the first Read or Write.
+func (t *Tap) StartRelay(ctx context.Context, hooks []Hook, id session.ID, url string) {
+	t.relay = newRelay(t, hooks, ctx, id, url)
+}
+
+func newTap(rwc io.ReadWriteCloser, limit int64) *Tap {
+	t := &Tap{rwc: rwc, limit: limit}
 	if limit < 0 {
 		t.limit = 0
 	}
@@ -43,14 +68,14 @@ func newWSTap(rwc io.ReadWriteCloser, limit int64) *wsTap {
 	return t
 }
 
-func (t *wsTap) add(fromClient bool) func(op int, data []byte, size int64) {
+func (t *Tap) add(fromClient bool) func(op int, data []byte, size int64) {
 	return func(op int, data []byte, size int64) {
 		t.addLocked(session.Message{Time: time.Now(), FromClient: fromClient, Opcode: op, Data: data, Size: size})
 	}
 }
 
 // addLocked records m; the caller holds t.mu.
-func (t *wsTap) addLocked(m session.Message) {
+func (t *Tap) addLocked(m session.Message) {
 	if t.notify != nil {
 		t.notify(m)
 	}
@@ -62,13 +87,13 @@ func (t *wsTap) addLocked(m session.Message) {
 }
 
 // record records m (the relay's messages).
-func (t *wsTap) record(m session.Message) {
+func (t *Tap) record(m session.Message) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.addLocked(m)
 }
 
-func (t *wsTap) Read(p []byte) (int, error) {
+func (t *Tap) Read(p []byte) (int, error) {
 	if t.relay != nil {
 		return t.relay.Read(p)
 	}
@@ -82,7 +107,7 @@ func (t *wsTap) Read(p []byte) (int, error) {
 	return n, err
 }
 
-func (t *wsTap) Write(p []byte) (int, error) {
+func (t *Tap) Write(p []byte) (int, error) {
 	if t.relay != nil {
 		return t.relay.Write(p)
 	}
@@ -95,16 +120,16 @@ func (t *wsTap) Write(p []byte) (int, error) {
 	return n, err
 }
 
-func (t *wsTap) Close() error {
+func (t *Tap) Close() error {
 	if t.relay != nil {
 		return t.relay.Close()
 	}
 	return t.rwc.Close()
 }
 
-// result returns the recorded messages, how many messages were seen when that is more
+// Result returns the recorded messages, how many messages were seen when that is more
 // (session.Session.MessagesSeen), and the origin→client byte count.
-func (t *wsTap) result() ([]session.Message, int64, int64) {
+func (t *Tap) Result() ([]session.Message, int64, int64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	seen := t.seen

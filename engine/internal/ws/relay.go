@@ -1,4 +1,4 @@
-package engine
+package ws
 
 import (
 	"bytes"
@@ -18,16 +18,7 @@ import (
 	"inspector/engine/session"
 )
 
-// The hooked WebSocket relay. With message hooks registered, an upgraded connection's
-// frames are parsed in both directions and each data message is assembled, given to the
-// hooks and forwarded as one frame (or dropped). Each direction has a parser, fed by the
-// goroutine that brings its bytes (the reverse proxy's copier calling Write for
-// client→origin, the relay's own reader for origin→client), and a forwarder goroutine
-// that runs the hooks and writes, in order. Ping and pong frames are written by the
-// parser at once, ahead of messages waiting for the forwarder, so a slow hook never holds
-// them; close frames queue in order. Raw frames (messages passed unmodified) are written
-// under the direction's output lock from their first byte to their last, so a ping never
-// lands inside one.
+// The hooked WebSocket relay: see the section "The hooked WebSocket relay" in engine/doc.go.
 
 const (
 	// maxHookedMessage bounds a message assembled for the hooks; a larger one is streamed
@@ -41,9 +32,9 @@ const (
 
 var errRelayClosed = errors.New("websocket relay closed")
 
-type wsRelay struct {
-	t      *wsTap
-	hooks  []MessageHook
+type hookRelay struct {
+	t      *Tap
+	hooks  []Hook
 	ctx    context.Context
 	cancel context.CancelFunc
 	id     session.ID
@@ -60,9 +51,9 @@ type wsRelay struct {
 	wg        sync.WaitGroup
 }
 
-func newWSRelay(t *wsTap, hooks []MessageHook, ctx context.Context, id session.ID, url string) *wsRelay {
+func newRelay(t *Tap, hooks []Hook, ctx context.Context, id session.ID, url string) *hookRelay {
 	ctx, cancel := context.WithCancel(ctx)
-	r := &wsRelay{t: t, hooks: hooks, ctx: ctx, cancel: cancel, id: id, url: url, done: make(chan struct{})}
+	r := &hookRelay{t: t, hooks: hooks, ctx: ctx, cancel: cancel, id: id, url: url, done: make(chan struct{})}
 	r.pr, r.pw = io.Pipe()
 	r.up = r.newDir(true, t.rwc)
 	r.down = r.newDir(false, r.pw)
@@ -73,12 +64,12 @@ func newWSRelay(t *wsTap, hooks []MessageHook, ctx context.Context, id session.I
 	return r
 }
 
-func (r *wsRelay) newDir(fromClient bool, out io.Writer) *wsDir {
+func (r *hookRelay) newDir(fromClient bool, out io.Writer) *wsDir {
 	return &wsDir{r: r, fromClient: fromClient, out: out, q: make(chan wsItem, wsRelayQueue), lock: make(chan struct{}, 1)}
 }
 
 // Read returns origin→client bytes as the forwarder wrote them.
-func (r *wsRelay) Read(p []byte) (int, error) {
+func (r *hookRelay) Read(p []byte) (int, error) {
 	n, err := r.pr.Read(p)
 	if n > 0 {
 		r.t.mu.Lock()
@@ -90,7 +81,7 @@ func (r *wsRelay) Read(p []byte) (int, error) {
 
 // Write takes client→origin bytes. It returns once they are parsed and queued; an error
 // writing to the origin is returned by a later Write.
-func (r *wsRelay) Write(p []byte) (int, error) {
+func (r *hookRelay) Write(p []byte) (int, error) {
 	if err := r.up.failed(); err != nil {
 		return 0, err
 	}
@@ -102,7 +93,7 @@ func (r *wsRelay) Write(p []byte) (int, error) {
 
 // Close ends the relay: hooks see their context end, messages still queued are not sent,
 // and it returns once the relay's goroutines have.
-func (r *wsRelay) Close() error {
+func (r *hookRelay) Close() error {
 	r.closeOnce.Do(func() {
 		r.cancel()
 		close(r.done)
@@ -113,7 +104,7 @@ func (r *wsRelay) Close() error {
 	return r.closeErr
 }
 
-func (r *wsRelay) readOrigin() {
+func (r *hookRelay) readOrigin() {
 	defer r.wg.Done()
 	buf := make([]byte, wsReadBuf)
 	for {
@@ -134,7 +125,7 @@ func (r *wsRelay) readOrigin() {
 type wsItem struct {
 	raw        []byte // bytes to write as they are
 	start, end bool   // raw begins / ends a frame: the output lock is held from start to end
-	msg        *WebSocketMessage
+	msg        *Message
 	at         time.Time        // msg: when it completed
 	rec        *session.Message // recorded before raw is written
 	eof        bool             // origin→client only: the origin's side ended with err
@@ -143,7 +134,7 @@ type wsItem struct {
 
 // wsDir is one direction of the relay.
 type wsDir struct {
-	r          *wsRelay
+	r          *hookRelay
 	fromClient bool
 	out        io.Writer
 	q          chan wsItem
@@ -442,7 +433,7 @@ func (d *wsDir) finish() error {
 	}
 	var err error
 	if d.passing == "" { // (a passed message's record went with its last bytes)
-		err = d.put(wsItem{at: time.Now(), msg: &WebSocketMessage{Session: d.r.id, URL: d.r.url, FromClient: d.fromClient, Opcode: d.msgOp, Data: d.buf}})
+		err = d.put(wsItem{at: time.Now(), msg: &Message{Session: d.r.id, URL: d.r.url, FromClient: d.fromClient, Opcode: d.msgOp, Data: d.buf}})
 	}
 	d.msgOn, d.buf, d.recData, d.passing = false, nil, nil, ""
 	return err
@@ -456,14 +447,14 @@ func (d *wsDir) passedRecord() *session.Message {
 
 // runHooks runs the hooks on m and returns its record and the frame to forward (nil when
 // dropped).
-func (r *wsRelay) runHooks(m *WebSocketMessage, at time.Time) (session.Message, []byte) {
+func (r *hookRelay) runHooks(m *Message, at time.Time) (session.Message, []byte) {
 	orig, origOp := bytes.Clone(m.Data), m.Opcode
 	var errs []string
 	for _, h := range r.hooks {
 		op, data := m.Opcode, m.Data
-		err := callMessageHook(r.ctx, h, m)
+		err := callHook(r.ctx, h, m)
 		if err == nil {
-			err = checkHookedMessage(m)
+			err = checkHooked(m)
 		}
 		if err != nil {
 			m.Opcode, m.Data, m.Drop = op, data, false
@@ -491,9 +482,9 @@ func (r *wsRelay) runHooks(m *WebSocketMessage, at time.Time) (session.Message, 
 	return rec, frame
 }
 
-// callMessageHook calls h, turning a panic into an error: a faulty hook never stops the
+// callHook calls h, turning a panic into an error: a faulty hook never stops the
 // relay.
-func callMessageHook(ctx context.Context, h MessageHook, m *WebSocketMessage) (err error) {
+func callHook(ctx context.Context, h Hook, m *Message) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("message hook panicked: %v", p)
@@ -502,7 +493,7 @@ func callMessageHook(ctx context.Context, h MessageHook, m *WebSocketMessage) (e
 	return h.OnMessage(ctx, m)
 }
 
-func checkHookedMessage(m *WebSocketMessage) error {
+func checkHooked(m *Message) error {
 	switch {
 	case m.Drop:
 		return nil

@@ -1,4 +1,4 @@
-package engine
+package ws
 
 import (
 	"bufio"
@@ -15,33 +15,20 @@ import (
 	"time"
 )
 
-// WebSocket over HTTP/2 (RFC 8441). An h2 client opens a stream with
-// ":method CONNECT" and ":protocol websocket"; the stream's DATA then carries the
-// WebSocket frames both ways. The engine relays such a stream to the origin as an
-// HTTP/1.1 Upgrade request, so the usual upgrade path (httputil.ReverseProxy's
-// hijack, the upstream wsTap recording messages) serves it unchanged: the translated
-// request goes to the origin, and the ResponseWriter given to the proxy "hijacks" into
-// the h2 stream itself (request body for reads, flushed response writes for writes).
-//
-// x/net's HTTP/2 server advertises SETTINGS_ENABLE_CONNECT_PROTOCOL (and accepts
-// :protocol) only if GODEBUG contained "http2xconnect=1" when package http2 was
-// initialised: it reads the variable once, in its init. The binary sets it from package
-// appenv (cmd/inspector/appenv), whose import path sorts before golang.org/x/net and so
-// initialises first; the engine's tests import appenv for the same reason. Without it
-// h2 clients are never offered extended CONNECT and use HTTP/1.1 WebSockets instead.
+// WebSocket over HTTP/2: see the section "WebSocket over HTTP/2" in engine/doc.go.
 
-// isExtendedConnectWS reports whether r is an RFC 8441 WebSocket request.
-func isExtendedConnectWS(r *http.Request) bool {
+// IsExtendedConnect reports whether r is an RFC 8441 WebSocket request.
+func IsExtendedConnect(r *http.Request) bool {
 	return r.ProtoMajor == 2 && r.Method == http.MethodConnect &&
 		strings.EqualFold(r.Header.Get(":protocol"), "websocket")
 }
 
-// h1UpgradeFor returns the HTTP/1.1 Upgrade request that carries the extended CONNECT r
+// H1UpgradeFor returns the HTTP/1.1 Upgrade request that carries the extended CONNECT r
 // to the origin, and the ResponseWriter to hand the reverse proxy in place of w. r and
 // its header are not modified (the session keeps them as the client sent them). The
 // origin's Sec-WebSocket-Accept is not checked: RFC 8441 has no key, so the proxy makes
 // one up, and the origin's answer only concerns this hop.
-func h1UpgradeFor(w http.ResponseWriter, r *http.Request) (http.ResponseWriter, *http.Request) {
+func H1UpgradeFor(w http.ResponseWriter, r *http.Request) (http.ResponseWriter, *http.Request) {
 	out := r.Clone(r.Context())
 	out.Method = http.MethodGet
 	out.Header.Del(":protocol")
