@@ -85,7 +85,6 @@ func (ic *intercept) build() {
 		it.Disabled = c.Missing != ""
 		if c.ID == "terminal" {
 			items = append(items, fyne.NewMenuItemSeparator())
-			it.Icon = theme.ComputerIcon()
 		}
 		items = append(items, it)
 	}
