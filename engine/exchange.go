@@ -298,7 +298,7 @@ func (x *exchange) complete(aborted, leftEarly, delivered bool) {
 	} else {
 		s.Timings.RequestDone = s.Timings.RequestHeaders
 	}
-	x.tr.finish(&s.Timings)
+	x.tr.finish(&s.Timings, &s.Interim)
 	if x.respCap != nil && s.Response != nil {
 		b, trailer, _, err := x.respCap.Result()
 		s.Response.Body = b

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptrace"
+	"net/textproto"
 	"sync"
 	"time"
 
@@ -87,6 +88,7 @@ type traceState struct {
 	reused                                       bool
 	connID                                       uint64
 	remote                                       string
+	interim                                      []session.Interim // 1xx responses, in order
 }
 
 func (t *traceState) with(f func()) {
@@ -133,8 +135,22 @@ func (t *traceState) clientTrace() *httptrace.ClientTrace {
 			t.with(func() { t.wrote, t.wroteErr = time.Now(), i.Err })
 		},
 		GotFirstResponseByte: func() { t.with(func() { t.firstByte = time.Now() }) },
+		// The reverse proxy passes each 1xx on to the client (its own trace, called
+		// before this one); the session records it.
+		Got1xxResponse: func(code int, h textproto.MIMEHeader) error {
+			t.with(func() {
+				if len(t.interim) < maxInterim {
+					t.interim = append(t.interim, session.Interim{Status: code, Header: http.Header(h).Clone(), At: time.Now()})
+				}
+			})
+			return nil
+		},
 	}
 }
+
+// maxInterim bounds the 1xx responses a session records (the upstream transports refuse
+// more than a few before the final response anyway).
+const maxInterim = 16
 
 func (t *traceState) ConnGot(id uint64, remote string, reused bool) {
 	t.with(func() { t.gotConn, t.reused, t.connID, t.remote = time.Now(), reused, id, remote })
@@ -142,11 +158,13 @@ func (t *traceState) ConnGot(id uint64, remote string, reused bool) {
 
 func (t *traceState) RequestWritten() { t.with(func() { t.wrote = time.Now() }) }
 
-// finish copies the timings into tm and ignores later callbacks.
-func (t *traceState) finish(tm *session.Timings) {
+// finish copies the timings into tm and the 1xx responses into interim, and ignores
+// later callbacks.
+func (t *traceState) finish(tm *session.Timings, interim *[]session.Interim) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.done = true
+	*interim = t.interim
 	tm.DNSStart, tm.DNSDone = t.dnsStart, t.dnsDone
 	tm.ConnectStart, tm.ConnectDone = t.connStart, t.connDone
 	if t.tlsErr == nil {

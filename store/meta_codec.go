@@ -50,7 +50,30 @@ import (
 const (
 	metaFormatBinary = 2
 	metaFormatInline = 3
+	// metaFormatMore (first byte 0x04) is metaFormatInline with a second mask byte
+	// after the place mask (moreInterim); written only when that byte is not zero, so
+	// records of sessions without 1xx responses stay byte-identical to metaFormatInline.
+	metaFormatMore = 4
 )
+
+// Bits of the second mask byte of a metaFormatMore record.
+const (
+	// moreInterim: the session's 1xx responses follow the extras (before the inline
+	// bodies): uvarint(n) ‖ n × (uvarint(status) ‖ time ‖ header).
+	moreInterim = 1 << 0
+	moreKnown   = moreInterim
+)
+
+// recordHead is the length of a record's format and mask bytes (0 for the older formats).
+func recordHead(v []byte) int {
+	switch {
+	case len(v) >= 2 && v[0] == metaFormatInline:
+		return 2
+	case len(v) >= 3 && v[0] == metaFormatMore:
+		return 3
+	}
+	return 0
+}
 
 // Place mask bits of a metaFormatInline record (its second byte).
 const (
@@ -104,6 +127,11 @@ func checkSessionMeta(ss *session.Session) error {
 		t.RequestHeaders, t.RequestDone, t.DNSStart, t.DNSDone, t.ConnectStart,
 		t.ConnectDone, t.UpstreamTLSDone, t.RequestSent, t.FirstByte, t.ResponseDone} {
 		if !timeInRange(tm) {
+			return errTimeRange
+		}
+	}
+	for _, in := range ss.Interim {
+		if !timeInRange(in.At) {
 			return errTimeRange
 		}
 	}
@@ -163,7 +191,11 @@ func appendSessionRecord(dst []byte, ss *session.Session, refs *certTable) []byt
 			place |= placeCertRefs
 		}
 	}
-	dst = append(dst, metaFormatInline, place)
+	if len(ss.Interim) > 0 {
+		dst = append(dst, metaFormatMore, place, moreInterim)
+	} else {
+		dst = append(dst, metaFormatInline, place)
+	}
 	if refs != nil {
 		dst = binary.AppendUvarint(dst, uint64(len(refs.refs)))
 		for i := range refs.refs {
@@ -197,6 +229,14 @@ func appendSessionRecord(dst []byte, ss *session.Session, refs *certTable) []byt
 			why = ss.Response.Body.NotCaptured
 		}
 		dst = appendStr(dst, why)
+	}
+	if len(ss.Interim) > 0 {
+		dst = binary.AppendUvarint(dst, uint64(len(ss.Interim)))
+		for _, in := range ss.Interim {
+			dst = binary.AppendUvarint(dst, uint64(in.Status))
+			dst = appendTime(dst, in.At)
+			dst = appendHeader(dst, in.Header)
+		}
 	}
 	if place&placeRequestInline != 0 {
 		dst = appendBytes(dst, ss.Request.Body.Data)
@@ -421,7 +461,7 @@ func decodeSessionMeta(v []byte) (*session.Session, error) {
 
 // recordPlace is the place mask of a record without decoding it.
 func recordPlace(v []byte) byte {
-	if len(v) >= 2 && v[0] == metaFormatInline {
+	if recordHead(v) > 0 {
 		return v[1]
 	}
 	return placeLegacy
@@ -433,7 +473,7 @@ func recordCertRefs(v []byte, fn func(ref []byte)) bool {
 	if recordPlace(v)&placeCertRefs == 0 {
 		return true
 	}
-	r := &metaReader{recReader{b: v[2:]}}
+	r := &metaReader{recReader{b: v[recordHead(v):]}}
 	n := r.count()
 	for range n {
 		if len(r.b) < certRefLen {
@@ -456,13 +496,16 @@ func decodeSessionRecord(v []byte, cert func(ref []byte) []byte) (*session.Sessi
 		}
 		return ss, placeLegacy, nil
 	}
-	place := byte(placeLegacy)
+	place, more := byte(placeLegacy), byte(0)
 	switch {
 	case len(v) >= 1 && v[0] == metaFormatBinary:
 		v = v[1:]
 	case len(v) >= 2 && v[0] == metaFormatInline && v[1]&^placeKnown == 0:
 		place = v[1]
 		v = v[2:]
+	case len(v) >= 3 && v[0] == metaFormatMore && v[1]&^placeKnown == 0 && v[2]&^moreKnown == 0:
+		place, more = v[1], v[2]
+		v = v[3:]
 	default:
 		return nil, 0, errBadMeta
 	}
@@ -546,6 +589,19 @@ func decodeSessionRecord(v []byte, cert func(ref []byte) []byte) (*session.Sessi
 				return nil, 0, errBadMeta
 			}
 			ss.Response.Body.NotCaptured = why
+		}
+	}
+	if more&moreInterim != 0 {
+		n := r.count()
+		if n == 0 {
+			return nil, 0, errBadMeta
+		}
+		ss.Interim = make([]session.Interim, n)
+		for i := range ss.Interim {
+			in := &ss.Interim[i]
+			in.Status = int(r.uvarint())
+			in.At = r.time()
+			in.Header = r.header()
 		}
 	}
 	if place&placeRequestInline != 0 {

@@ -9,7 +9,9 @@ import (
 	_ "image/gif"  // image previews
 	_ "image/jpeg" // image previews
 	_ "image/png"  // image previews
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -834,6 +836,7 @@ func (d *detailPane) renderTiming(s *session.Session) {
 	phases, total := render.Waterfall(s.Timings)
 	if len(phases) == 0 {
 		d.timeText.SetText("No timings recorded.")
+		d.renderInterim(s)
 		return
 	}
 	d.timeText.SetText(fmt.Sprintf("Total %s", fmtDur(total)))
@@ -851,6 +854,28 @@ func (d *detailPane) renderTiming(s *session.Session) {
 			container.NewGridWrap(fyne.NewSize(110, name.MinSize().Height), name),
 			container.NewGridWrap(fyne.NewSize(90, dur.MinSize().Height), dur),
 			track))
+	}
+	d.renderInterim(s)
+}
+
+// renderInterim adds a row per 1xx response the origin sent before its final one (100
+// Continue, 103 Early Hints): status, when it came after the request's headers, and its
+// header fields.
+func (d *detailPane) renderInterim(s *session.Session) {
+	from := s.Timings.RequestHeaders
+	if from.IsZero() {
+		from = s.Started
+	}
+	for _, in := range s.Interim {
+		line := fmt.Sprintf("%d %s at +%s", in.Status, http.StatusText(in.Status), fmtDur(in.At.Sub(from)))
+		for _, k := range slices.Sorted(maps.Keys(in.Header)) {
+			for _, v := range in.Header[k] {
+				line += "\n    " + k + ": " + v
+			}
+		}
+		l := widget.NewLabel(line)
+		l.Wrapping = fyne.TextWrapBreak
+		d.timing.Add(l)
 	}
 }
 

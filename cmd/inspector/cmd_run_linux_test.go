@@ -240,6 +240,39 @@ func TestRunWithoutCapability(t *testing.T) {
 	}
 }
 
+// A namespace that is made but cannot be set up (here: CAP_SYS_ADMIN to make it, but not
+// CAP_NET_ADMIN to bring its loopback up) ends run with one clear line, the command never
+// started, and nothing left: no data directory, no nftables table, no named namespace.
+func TestRunNamespaceSetupFailsLeavesNothing(t *testing.T) {
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil {
+		t.Skip("skipped: setpriv (util-linux) is not installed")
+	}
+	needNetns(t)
+	t.Parallel()
+	dd := filepath.Join(t.TempDir(), "data")
+	marker := filepath.Join(t.TempDir(), "ran")
+	cmd := exec.Command(setpriv, "--bounding-set=-all,+sys_admin", "--inh-caps=-all", "--no-new-privs", "--",
+		binary(t), "run", "--data-dir", dd, "--", "touch", marker)
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err = cmd.Run()
+	if cmd.ProcessState == nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(e.String()), "\n")
+	if cmd.ProcessState.ExitCode() != 1 || len(lines) != 1 || !strings.Contains(lines[0], "network namespace") {
+		t.Fatalf("exit %d, stderr %q", cmd.ProcessState.ExitCode(), e.String())
+	}
+	if _, err := os.Stat(marker); !os.IsNotExist(err) {
+		t.Fatalf("the command ran: %v", err)
+	}
+	if _, err := os.Stat(dd); !os.IsNotExist(err) {
+		t.Fatalf("the data directory was made: %v", err)
+	}
+	requireNothingLeft(t)
+}
+
 // After a kill -9 of the instance its command dies too, and nothing is left: no process,
 // no nftables table in the host's namespace, no named namespace.
 func TestRunKill9LeavesNothing(t *testing.T) {
@@ -272,6 +305,13 @@ func TestRunKill9LeavesNothing(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	requireNothingLeft(t)
+}
+
+// requireNothingLeft fails if an instance's namespace left anything on the host: an
+// nftables table of Inspector in the host's namespace, or a named namespace.
+func requireNothingLeft(t *testing.T) {
+	t.Helper()
 	c, err := nftables.New()
 	if err != nil {
 		t.Fatal(err)

@@ -68,7 +68,10 @@ type Session struct {
 	Client   Conn `json:"client"`
 	Upstream Conn `json:"upstream"`
 
-	Request  Request   `json:"request"`
+	Request Request `json:"request"`
+	// Interim holds the informational (1xx) responses the origin sent before its final
+	// one (100 Continue, 103 Early Hints), in order; each was passed on to the client.
+	Interim  []Interim `json:"interim,omitempty"`
 	Response *Response `json:"response,omitempty"` // nil when there was no response
 	Timings  Timings   `json:"timings"`
 	Error    *Error    `json:"error,omitempty"` // nil unless the exchange failed
@@ -84,6 +87,14 @@ type Session struct {
 	// Mark and Comment are the user's annotations.
 	Mark    string `json:"mark,omitempty"`
 	Comment string `json:"comment,omitempty"`
+}
+
+// Interim is an informational (1xx) response: its status, its header fields and when
+// it arrived from the origin.
+type Interim struct {
+	Status int         `json:"status"`
+	Header http.Header `json:"header,omitempty"`
+	At     time.Time   `json:"at"`
 }
 
 // Conn describes one leg's connection.

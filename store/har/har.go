@@ -21,7 +21,8 @@
 // Inspector's own fields carry a `_` prefix: _id, _clientProto, _upstreamProto,
 // _clientAddress, _clientConnection, _clientReused, _upstreamReused, _error {phase, side,
 // proto, message}, _tls {client, upstream}, _flags (names), _replayOf, _truncated
-// {request, response}, _mark, and _webSocketMessages in Chrome's shape
+// {request, response}, _mark, _interim (the 1xx responses before the final one:
+// {status, headers, time}), and _webSocketMessages in Chrome's shape
 // ({type: send|receive, time: unix seconds, opcode, data}, binary data base64). A session
 // without a response also carries Chrome's response._error text.
 //
@@ -76,7 +77,16 @@ type entry struct {
 	Truncated       *truncated  `json:"_truncated,omitempty"`
 	Mark            string      `json:"_mark,omitempty"`
 	WSMessages      []wsMessage `json:"_webSocketMessages,omitempty"`
+	Interim         []interim   `json:"_interim,omitempty"`
 	fingerprints
+}
+
+// interim is an informational (1xx) response the origin sent before the final one
+// (session.Interim): its status, headers and arrival time (ISO 8601, as startedDateTime).
+type interim struct {
+	Status  int         `json:"status"`
+	Headers []nameValue `json:"headers"`
+	Time    string      `json:"time"`
 }
 
 // fingerprints are the legs' fingerprints (session.Fingerprint): JA4, JA3 (MD5) and the

@@ -473,7 +473,14 @@ type rEntry struct {
 	Truncated       *truncated      `json:"_truncated"`
 	Mark            string          `json:"_mark"`
 	WSMessages      []wsMessage     `json:"_webSocketMessages"`
+	Interim         []rInterim      `json:"_interim"`
 	fingerprints
+}
+
+type rInterim struct {
+	Status  int          `json:"status"`
+	Headers []rNameValue `json:"headers"`
+	Time    string       `json:"time"`
 }
 
 type rNameValue struct {
@@ -907,6 +914,24 @@ func (re *rEntry) fill(s *session.Session, lim Limits, ours bool, div *diverter)
 		if s.Response != nil {
 			s.Response.Body.Truncated = t.Response
 		}
+	}
+	for i, in := range re.Interim {
+		f := fmt.Sprintf("_interim[%d]", i)
+		if in.Status < 100 || in.Status > 199 {
+			return errf(f+".status", "want an informational status (100–199), got %d", in.Status)
+		}
+		at, err := time.Parse(time.RFC3339Nano, in.Time)
+		if err != nil {
+			return errf(f+".time", "want an ISO 8601 date-time, got %q", in.Time)
+		}
+		if y := at.UTC().Year(); y < 1 || y > 9999 {
+			return errf(f+".time", "%q is outside the years 0001–9999 in UTC", in.Time)
+		}
+		h, herr := readHeaders(in.Headers, f+".headers")
+		if herr != nil {
+			return herr
+		}
+		s.Interim = append(s.Interim, session.Interim{Status: in.Status, Header: h, At: at.UTC()})
 	}
 	for i, m := range re.WSMessages {
 		f := fmt.Sprintf("_webSocketMessages[%d]", i)

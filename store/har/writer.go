@@ -341,6 +341,9 @@ func buildEntry(s *session.Session) *entry {
 	if s.Request.Body.Truncated || s.Response != nil && s.Response.Body.Truncated {
 		e.Truncated = &truncated{Request: s.Request.Body.Truncated, Response: s.Response != nil && s.Response.Body.Truncated}
 	}
+	for _, in := range s.Interim {
+		e.Interim = append(e.Interim, interim{Status: in.Status, Headers: headerList(in.Header), Time: in.At.UTC().Format(time.RFC3339Nano)})
+	}
 	for _, m := range s.Messages {
 		wm := wsMessage{Type: "receive", Time: float64(m.Time.Round(time.Microsecond).UnixMicro()) / 1e6, Opcode: m.Opcode}
 		if m.FromClient {

@@ -62,7 +62,9 @@
 //
 // # Safety
 //
-// Each call has a time budget (Budget, default 100 ms) enforced with goja's Interrupt. A
+// Each call has a time budget (Budget, default 100 ms) and a memory cap (MemoryCap, the
+// heap's growth during the call, default 256 MiB; memcap.go), both enforced with goja's
+// Interrupt. A
 // regular expression that goja runs with regexp2 (lookaround, backreferences), which the
 // interrupt cannot reach, has a match timeout of the default budget, so catastrophic
 // backtracking ends there too and the error names the line of the match. The request and
@@ -80,5 +82,7 @@
 //
 // Each script has one goja runtime, which is not safe for concurrent use: calls into the
 // same script are serialized by a mutex, so a slow script slows only the exchanges that
-// reach it. OnRequest and OnResponse are safe for concurrent use.
+// reach it. A script that sets exports.filter (a filter expression, inspector/filter) is
+// reached only by the flows it matches, evaluated on the session at each stage: the
+// others never wait for its runtime. OnRequest and OnResponse are safe for concurrent use.
 package script

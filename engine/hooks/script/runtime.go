@@ -22,6 +22,7 @@ import (
 	"inspector/content"
 	"inspector/engine"
 	"inspector/engine/session"
+	"inspector/filter"
 )
 
 // script is one loaded file with its own runtime.
@@ -32,6 +33,10 @@ type script struct {
 	loaded   time.Time
 	err      string
 	handlers map[string]goja.Callable
+	memCap   int64 // Options.MemoryCap
+	// filter is exports.filter: the flows the script's handlers see (nil: all). A flow
+	// it does not match never waits for the script's runtime.
+	filter *filter.Expr
 
 	// turn is held by the call running in the runtime (a goja runtime is not safe for
 	// concurrent use) and guards the fields below; held is when it was taken (0: free).
@@ -55,15 +60,17 @@ const loadBudget = time.Second
 // (the patterns Go's regexp cannot run: lookaround, backreferences), whose catastrophic
 // backtracking goja's Interrupt cannot stop: regexp2 is Go code that never looks at the
 // interrupt flag. regexp2 reads DefaultMatchTimeout when goja compiles the pattern (at its
-// first use). A match cut off is "no match" to goja, so the timeout is the handler budget:
-// by then the call's interrupt has fired as well, and the handler stops with the budget
-// error at the line of the match instead of going on with a wrong answer.
-const regexpMatchTimeout = defaultBudget
+// first use). A match cut off is "no match" to goja, so the timeout is a little past the
+// handler budget (its overrun grace): by then the call's interrupt has fired, and the
+// handler stops with the budget error at the line of the match instead of going on with a
+// wrong answer. (With the timeout at the budget itself, regexp2's coarse clock sometimes
+// ended the match before the interrupt's timer had run, on a loaded machine.)
+var regexpMatchTimeout = defaultBudget + overrunGrace(defaultBudget)
 
 func init() { regexp2.DefaultMatchTimeout = regexpMatchTimeout }
 
 func (m *Manager) load(file string, fi os.FileInfo) *script {
-	s := &script{file: file, mtime: fi.ModTime(), size: fi.Size(), loaded: time.Now(), handlers: map[string]goja.Callable{}, turn: make(chan struct{}, 1)}
+	s := &script{file: file, mtime: fi.ModTime(), size: fi.Size(), loaded: time.Now(), handlers: map[string]goja.Callable{}, turn: make(chan struct{}, 1), memCap: m.opts.MemoryCap}
 	src, err := os.ReadFile(file)
 	if err != nil {
 		s.err = err.Error()
@@ -99,9 +106,25 @@ func (m *Manager) load(file string, fi os.FileInfo) *script {
 	limitBuiltins(rt)
 	if _, err := s.run(loadBudget, func() (goja.Value, error) { return rt.RunProgram(prog) }); err != nil {
 		s.err = scriptErrorText(err)
+		s.rt = nil // no handlers run in it; what the failed run built is freed
 		return s
 	}
 	exp := module.Get("exports")
+	if o, ok := exp.(*goja.Object); ok {
+		if v := o.Get("filter"); v != nil && !goja.IsUndefined(v) && !goja.IsNull(v) {
+			src, ok := v.Export().(string)
+			if !ok {
+				s.err, s.rt = filepath.Base(file)+": exports.filter must be a string (a filter expression, e.g. \"host:api.example.com\")", nil
+				return s
+			}
+			x, err := filter.Parse(src)
+			if err != nil {
+				s.err, s.rt = fmt.Sprintf("%s: exports.filter %q: %v", filepath.Base(file), src, err), nil
+				return s
+			}
+			s.filter = x
+		}
+	}
 	for _, name := range stages {
 		var v goja.Value
 		if o, ok := exp.(*goja.Object); ok {
@@ -115,6 +138,25 @@ func (m *Manager) load(file string, fi os.FileInfo) *script {
 		}
 	}
 	return s
+}
+
+// wantsFlow reports whether sess passes the script's filter (sum is sess's summary, made
+// on first use).
+func (s *script) wantsFlow(sess *session.Session, sum **session.Summary) bool {
+	if s.filter == nil {
+		return true
+	}
+	if sess == nil {
+		return false
+	}
+	if s.filter.NeedsSession() {
+		return s.filter.Match(sess)
+	}
+	if *sum == nil {
+		x := sess.Summarize()
+		*sum = &x
+	}
+	return s.filter.MatchSummary(*sum)
 }
 
 func (s *script) handlerNames() []string {
@@ -168,12 +210,15 @@ func (s *script) unlock() {
 	<-s.turn
 }
 
-// run calls f with the runtime interrupted after budget. The caller holds s's turn (or is
-// loading s, which no one else sees yet).
+// run calls f with the runtime interrupted after budget, or when the heap grows past the
+// memory cap (watchMemory). The caller holds s's turn (or is loading s, which no one else
+// sees yet).
 func (s *script) run(budget time.Duration, f func() (goja.Value, error)) (v goja.Value, err error) {
 	t := time.AfterFunc(budget, func() { s.rt.Interrupt(fmt.Sprintf("time budget of %v exceeded", budget)) })
+	stopMem := s.watchMemory(s.memCap)
 	defer func() {
 		t.Stop()
+		stopMem()
 		s.rt.ClearInterrupt()
 		if p := recover(); p != nil { // a Go panic inside an API function
 			err = fmt.Errorf("internal error: %v", p)

@@ -24,6 +24,7 @@ type Options struct {
 	Files        []string      // more addon files
 	Budget       time.Duration // per handler call: 100 ms
 	MaxBody      int64         // bytes of a body a script may buffer: 8 MiB
+	MemoryCap    int64         // heap growth during one call before it is stopped: 256 MiB; negative: none (memcap.go)
 	PollInterval time.Duration // how often files are checked for changes: 1 s; negative: never
 	Logf         func(format string, args ...any)
 }
@@ -86,6 +87,9 @@ func New(opts Options) (*Manager, error) {
 	}
 	if opts.MaxBody <= 0 {
 		opts.MaxBody = defaultMaxBody
+	}
+	if opts.MemoryCap == 0 {
+		opts.MemoryCap = defaultMemoryCap
 	}
 	if opts.PollInterval == 0 {
 		opts.PollInterval = defaultPoll
@@ -370,6 +374,7 @@ func (m *Manager) runStages(f *engine.Flow, names ...string) error {
 		return nil
 	}
 	st := newFlowState(f, m.opts.MaxBody)
+	var sum *session.Summary // f.Session's, for the scripts' filters
 	for _, name := range names {
 		st.bodyAllowed = name == stageRequest || name == stageResponse
 		// The body is read (up to MaxBody) before any script's turn: a client or origin
@@ -385,7 +390,7 @@ func (m *Manager) runStages(f *engine.Flow, names ...string) error {
 		}
 		for _, s := range scripts {
 			fn := s.handlers[name]
-			if fn == nil {
+			if fn == nil || !s.wantsFlow(f.Session, &sum) {
 				continue
 			}
 			if err := s.call(m, name, fn, st); err != nil {
@@ -464,7 +469,11 @@ func (m *Manager) runDone() {
 			return
 		case sess := <-m.done:
 			sum := sess.Summarize()
+			psum := &sum
 			for _, s := range *m.scripts.Load() {
+				if !s.wantsFlow(sess, &psum) {
+					continue
+				}
 				for _, name := range []string{stageError, stageDone} {
 					if name == stageError && sess.Error == nil {
 						continue
