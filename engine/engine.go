@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log"
 	"net"
 	"net/http"
@@ -37,7 +36,7 @@ type Engine struct {
 	tlsInfos tlsCache    // upstream TLS records, one per connection state
 	proxyLog *log.Logger // the exchanges' reverse proxies log here
 	tlsConf  baseTLS
-	keyLog   io.Writer // Config.KeyLog, one line per write; nil when off
+	keyLog   *keyLogWriter // Config.KeyLog and the in-memory key table (keylog.go)
 
 	capture    atomic.Bool
 	captureMem *capture.Budget // Config.CaptureMemory; nil: no cap

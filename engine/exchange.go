@@ -46,6 +46,8 @@ type exchange struct {
 	// reqHeld and respHeld are the bodies the Request and Response stages buffered.
 	reqHeld, respHeld *heldBody
 	sendSt            *sendState // Send's, else nil
+	// fp is the ClientHello policy the request-stage hooks asked for (zero: none).
+	fp fpPolicy
 	// done is the request context's Done channel: closed when the client went away (or
 	// the engine closed) while the exchange ran.
 	done <-chan struct{}

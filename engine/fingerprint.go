@@ -3,6 +3,7 @@ package engine
 import (
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"net/http"
 	"sync"
 
@@ -89,8 +90,45 @@ func (c *connInfo) fingerprint() *session.Fingerprint {
 	return f.fp
 }
 
+// fpPolicy is the ClientHello policy a hook set for one request (Flow.SetFingerprint).
+type fpPolicy struct {
+	mode string // "mirror" or "go"; "" when no hook set one
+	why  string // who asked (a rule's name)
+}
+
+// SetFingerprint sets the ClientHello policy of the flow's origin connection, for a hook
+// of the request stages (the rules' fingerprint kind): "mirror" (the client's, even when
+// --fingerprint go or --fingerprint-go says otherwise) or "go" (Go's own). why names who
+// asked; the session records it with the reason. The last call wins.
+func (f *Flow) SetFingerprint(policy, why string) error {
+	switch policy {
+	case "mirror", "go":
+	default:
+		return fmt.Errorf("unknown fingerprint policy %q (want mirror or go)", policy)
+	}
+	f.fingerprint = fpPolicy{mode: policy, why: why}
+	return nil
+}
+
+// clientRandom is the client random of the connection's ClientHello (nil: no TLS, or
+// not parsed), the key of its secrets in the key log.
+func (c *connInfo) clientRandom() []byte {
+	if c.fingerprint(); c.fpRec == nil || c.fpRec.parsed == nil {
+		return nil
+	}
+	return helloRandom(c.fpRec.parsed.Record)
+}
+
+// upstreamOpening is what an origin connection's opening gave, computed once per
+// connection: its fingerprint and the client random of its ClientHello.
+type upstreamOpening struct {
+	fp     *session.Fingerprint
+	random []byte
+}
+
 // mirror returns the client's ClientHello for the upstream to mirror, or why there is
-// none (then the origin gets Go's ClientHello).
+// none (then the origin gets Go's ClientHello). A hook's policy (x.fp) comes before the
+// command line's.
 func (x *exchange) mirror(req *http.Request) (*upstream.Mirror, string) {
 	e, c := x.e, x.info
 	if req.URL.Scheme != "https" {
@@ -99,10 +137,13 @@ func (x *exchange) mirror(req *http.Request) (*upstream.Mirror, string) {
 	if _, sent := req.Context().Value(sendKey{}).(*sendState); sent {
 		return nil, "Go's ClientHello: sent by Inspector (composer, replay), no client to mirror"
 	}
-	if e.cfg.Fingerprint == "go" {
+	switch {
+	case x.fp.mode == "go":
+		return nil, "Go's ClientHello: " + x.fp.why
+	case x.fp.mode == "mirror":
+	case e.cfg.Fingerprint == "go":
 		return nil, "Go's ClientHello: --fingerprint go"
-	}
-	if matchAny(e.cfg.FingerprintGo, req.URL.Hostname()) {
+	case matchAny(e.cfg.FingerprintGo, req.URL.Hostname()):
 		return nil, "Go's ClientHello: --fingerprint-go lists this host"
 	}
 	if c.fpRec == nil || c.fpRec.hello == nil {
@@ -127,9 +168,11 @@ func (x *exchange) upstreamFingerprint(why string) {
 	}
 	v := upstream.Remember(conn, func(o upstream.Opening) (any, bool) {
 		fp := &session.Fingerprint{Mirror: o.Mirror}
+		var random []byte
 		if h, err := fpr.ParseRecords(o.Hello); err == nil {
 			fp.JA3Raw, fp.JA3 = h.JA3()
 			fp.JA4 = h.JA4()
+			random = helloRandom(h.Record)
 		} else if len(o.Hello) == 0 {
 			return nil, true // not TLS
 		}
@@ -143,12 +186,14 @@ func (x *exchange) upstreamFingerprint(why string) {
 				final = false
 			}
 		}
-		return fp, final
+		return upstreamOpening{fp: fp, random: random}, final
 	})
-	fp, _ := v.(*session.Fingerprint)
+	op, _ := v.(upstreamOpening)
+	fp := op.fp
 	if fp == nil {
 		return
 	}
+	x.e.keyLog.note(x.s.ID, 1, op.random)
 	if fp.Mirror == "" && why != "" {
 		c := *fp
 		c.Mirror = why

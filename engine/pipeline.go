@@ -164,6 +164,7 @@ func (x *exchange) begin(r *http.Request) *http.Request {
 		},
 	}
 	info.proc.fill(&s.Client)
+	e.keyLog.note(s.ID, 0, info.clientRandom())
 	x.s = s
 	x.hooks = e.hooks.Load()
 	x.done = r.Context().Done()
@@ -264,6 +265,7 @@ func (x *exchange) send(f *Flow) *http.Request {
 		x.captureRequest(r) // a hook replaced the body: capture what is really sent
 	}
 	x.req = r
+	x.fp = f.fingerprint
 	s := x.s
 	s.Request.Method, s.Request.URL, s.Request.Header = r.Method, x.publicURL(r), r.Header
 	return r

@@ -96,6 +96,8 @@ type Flow struct {
 	Truncated bool
 
 	pauses []func(ctx context.Context) error
+	// fingerprint is the ClientHello policy a hook asked for (SetFingerprint).
+	fingerprint fpPolicy
 }
 
 // Pause marks the flow paused at the current stage (a breakpoint is data on the session,

@@ -490,7 +490,7 @@ func newDetailPane(u *UI) *detailPane {
 	d.tabs = container.NewAppTabs(
 		container.NewTabItem("Exchange", adaptive),
 		container.NewTabItem("Timing", container.NewVScroll(container.NewBorder(d.timeText, nil, nil, nil, d.timing))),
-		container.NewTabItem("TLS", d.tls.box),
+		container.NewTabItem("TLS", container.NewBorder(u.tlsKeysBar(), nil, nil, nil, d.tls.box)),
 		container.NewTabItem("Frames", d.frames.box),
 		container.NewTabItem("WebSocket", d.ws.box),
 		container.NewTabItem("Notes", notes),

@@ -133,6 +133,7 @@ func newMenus(u *UI) *menus {
 		fyne.NewMenuItemSeparator(),
 		item("Scripts…", func() { u.showScripts() }, nil),
 		item("MCP…", func() { u.showMCP() }, nil),
+		item("TLS key log…", func() { u.showKeyLog() }, nil),
 		fyne.NewMenuItemSeparator(),
 		item("Settings…", func() { u.showSettings() }, nil),
 	)

@@ -3,7 +3,6 @@ package ui
 import (
 	"errors"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -58,7 +57,7 @@ func TestSettingsRetentionPreviewAndApply(t *testing.T) {
 	// 4 sessions: 6 go (#2–#7), the kept #1 is passed over.
 	p.sessions.SetText("")
 	test.Type(p.sessions, "4")
-	want := "6 sessions, #" + itoa(ss[1].ID) + "–#" + itoa(ss[6].ID)
+	want := "6 sessions, #" + idText(ss[1].ID) + "–#" + idText(ss[6].ID)
 	if got := p.Preview(); !strings.Contains(got, want) || !strings.Contains(got, "kept sessions are never removed") || !strings.Contains(got, "1 kept passed over") {
 		t.Fatalf("preview %q, want %q", got, want)
 	}
@@ -111,5 +110,3 @@ func TestSettingsRetentionPreviewAndApply(t *testing.T) {
 		t.Error("the closed window is still held")
 	}
 }
-
-func itoa(id session.ID) string { return strconv.FormatUint(uint64(id), 10) }

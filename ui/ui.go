@@ -159,6 +159,9 @@ type Deps struct {
 	// Retention shows and changes the store's retention limits (Tools ▸ Settings…); nil
 	// disables the item.
 	Retention Retention
+	// TLSKeys is the TLS key log (Tools ▸ TLS key log…, the TLS tab's Copy TLS keys); nil
+	// disables them.
+	TLSKeys TLSKeys
 }
 
 // warmOnce compiles the syntax lexers once per process, in the background.

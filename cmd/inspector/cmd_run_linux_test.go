@@ -216,24 +216,12 @@ func TestRunPassesExitStatus(t *testing.T) {
 // Without CAP_NET_ADMIN run says so in one line, points to `inspector launch terminal`,
 // and leaves nothing behind (not even the data directory).
 func TestRunWithoutCapability(t *testing.T) {
-	setpriv, err := exec.LookPath("setpriv")
-	if err != nil {
-		t.Skip("skipped: setpriv (util-linux) is not installed")
-	}
 	t.Parallel()
 	dd := filepath.Join(t.TempDir(), "data")
-	cmd := exec.Command(setpriv, "--bounding-set=-all", "--inh-caps=-all", "--no-new-privs", "--",
-		binary(t), "run", "--data-dir", dd, "--", "true")
-	var o, e bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &o, &e
-	err = cmd.Run()
-	if cmd.ProcessState == nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(strings.TrimSpace(e.String()), "\n")
-	if cmd.ProcessState.ExitCode() != 1 || len(lines) != 1 || !strings.Contains(lines[0], "CAP_NET_ADMIN") ||
+	code, lines := runWithCaps(t, "-all", "run", "--data-dir", dd, "--", "true")
+	if code != 1 || len(lines) != 1 || !strings.Contains(lines[0], "CAP_NET_ADMIN") ||
 		!strings.Contains(lines[0], "inspector launch terminal") {
-		t.Fatalf("exit %d, stderr %q", cmd.ProcessState.ExitCode(), e.String())
+		t.Fatalf("exit %d, stderr %q", code, lines)
 	}
 	if _, err := os.Stat(dd); !os.IsNotExist(err) {
 		t.Fatalf("the data directory was made: %v", err)
@@ -244,25 +232,13 @@ func TestRunWithoutCapability(t *testing.T) {
 // CAP_NET_ADMIN to bring its loopback up) ends run with one clear line, the command never
 // started, and nothing left: no data directory, no nftables table, no named namespace.
 func TestRunNamespaceSetupFailsLeavesNothing(t *testing.T) {
-	setpriv, err := exec.LookPath("setpriv")
-	if err != nil {
-		t.Skip("skipped: setpriv (util-linux) is not installed")
-	}
 	needNetns(t)
 	t.Parallel()
 	dd := filepath.Join(t.TempDir(), "data")
 	marker := filepath.Join(t.TempDir(), "ran")
-	cmd := exec.Command(setpriv, "--bounding-set=-all,+sys_admin", "--inh-caps=-all", "--no-new-privs", "--",
-		binary(t), "run", "--data-dir", dd, "--", "touch", marker)
-	var o, e bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &o, &e
-	err = cmd.Run()
-	if cmd.ProcessState == nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(strings.TrimSpace(e.String()), "\n")
-	if cmd.ProcessState.ExitCode() != 1 || len(lines) != 1 || !strings.Contains(lines[0], "network namespace") {
-		t.Fatalf("exit %d, stderr %q", cmd.ProcessState.ExitCode(), e.String())
+	code, lines := runWithCaps(t, "-all,+sys_admin", "run", "--data-dir", dd, "--", "touch", marker)
+	if code != 1 || len(lines) != 1 || !strings.Contains(lines[0], "network namespace") {
+		t.Fatalf("exit %d, stderr %q", code, lines)
 	}
 	if _, err := os.Stat(marker); !os.IsNotExist(err) {
 		t.Fatalf("the command ran: %v", err)
@@ -306,6 +282,24 @@ func TestRunKill9LeavesNothing(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	requireNothingLeft(t)
+}
+
+// runWithCaps runs the binary with args under setpriv with the given capability bounding
+// set (setpriv --bounding-set) and returns its exit code and the lines of its stderr.
+func runWithCaps(t *testing.T, bounding string, args ...string) (int, []string) {
+	t.Helper()
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil {
+		t.Skip("skipped: setpriv (util-linux) is not installed")
+	}
+	cmd := exec.Command(setpriv, append([]string{"--bounding-set=" + bounding, "--inh-caps=-all", "--no-new-privs", "--", binary(t)}, args...)...)
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err = cmd.Run()
+	if cmd.ProcessState == nil {
+		t.Fatal(err)
+	}
+	return cmd.ProcessState.ExitCode(), strings.Split(strings.TrimSpace(e.String()), "\n")
 }
 
 // requireNothingLeft fails if an instance's namespace left anything on the host: an

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -25,6 +26,9 @@ var (
 	instanceProtosMu   sync.Mutex
 	instanceProtosVal  *content.Protos
 	instanceProtosErr  error
+	// startProtoPath is what --proto-path or INSPECTOR_PROTO_PATH named at start: folders
+	// the user chose, which PUT /api/v1/protos may name again.
+	startProtoPath []string
 )
 
 // protoPathFlag registers --proto-path on the instance's flag set (repeatable; commas or
@@ -51,6 +55,9 @@ func instanceProtos() *content.Protos {
 		if len(dirs) == 0 {
 			return
 		}
+		instanceProtosMu.Lock()
+		startProtoPath = append([]string(nil), dirs...)
+		instanceProtosMu.Unlock()
 		if _, err := setInstanceProtoPath(dirs); err != nil {
 			fmt.Fprintf(stderr, "inspector: --proto-path: %v\n", err)
 		}
@@ -95,11 +102,47 @@ func currentProtoState() protoState {
 	return st
 }
 
+// protoPathAllowed says whether PUT /api/v1/protos may load p: like map_local's files, a
+// schema path must be under a folder the user chose (the --proto-path folders given at
+// start, or a map-local folder allowed in the window or with `inspector rules
+// allow-folder`), after resolving symlinks, and never in the data directory nor a folder
+// holding it. The control API (and whatever drives it: an MCP client, a page that learnt
+// the token) cannot make the instance read other files.
+func protoPathAllowed(p, dataDir string, allowed []string) error {
+	real := func(q string) string {
+		abs, err := filepath.Abs(q)
+		if err != nil {
+			return filepath.Clean(q)
+		}
+		if r, err := filepath.EvalSymlinks(abs); err == nil {
+			return r
+		}
+		return abs
+	}
+	under := func(q, dir string) bool {
+		rel, err := filepath.Rel(dir, q)
+		return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+	}
+	rp, rd := real(p), real(dataDir)
+	if dataDir != "" && (under(rp, rd) || under(rd, rp)) {
+		return fmt.Errorf("%s: schemas are never read from the data directory or a folder that holds it", p)
+	}
+	for _, a := range allowed {
+		if a != "" && under(rp, real(a)) {
+			return nil
+		}
+	}
+	return fmt.Errorf("%s is not under a folder you chose: start with --proto-path, choose it in the window (Capture ▸ Protobuf schemas…), or allow it with `inspector rules allow-folder DIR`", p)
+}
+
 // protoHandlers serve
 //
 //	GET /api/v1/protos   {"paths": [...], "files": [...], "error"?}
-//	PUT /api/v1/protos   {"paths": [...]} → the GET document (loads the folders now)
-func protoHandlers() map[string]http.Handler {
+//	PUT /api/v1/protos   {"paths": [...]} → the GET document (loads the folders now);
+//	                     403 for a path not under a folder the user chose (protoPathAllowed)
+//
+// folders lists the map-local folders the user allowed (nil: none).
+func protoHandlers(dataDir string, folders func() []string) map[string]http.Handler {
 	return map[string]http.Handler{
 		"GET /api/v1/protos": http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { writeJSON(w, currentProtoState()) }),
 		"PUT /api/v1/protos": http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -115,6 +158,19 @@ func protoHandlers() map[string]http.Handler {
 					return
 				} else if !fi.IsDir() && !strings.HasSuffix(d, ".proto") && !strings.HasSuffix(d, ".pb") && !strings.HasSuffix(d, ".binpb") {
 					writeJSONError(w, http.StatusBadRequest, d+": not a folder, .proto file or descriptor set")
+					return
+				}
+			}
+			instanceProtos() // the start-time folders, once
+			instanceProtosMu.Lock()
+			allowed := append(append([]string(nil), startProtoPath...), instanceProtoPath...)
+			instanceProtosMu.Unlock()
+			if folders != nil {
+				allowed = append(allowed, folders()...)
+			}
+			for _, d := range in.Paths {
+				if err := protoPathAllowed(d, dataDir, allowed); err != nil {
+					writeJSONError(w, http.StatusForbidden, err.Error())
 					return
 				}
 			}

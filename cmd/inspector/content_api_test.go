@@ -117,7 +117,8 @@ func TestControlProtosRoute(t *testing.T) {
 	t.Setenv("INSPECTOR_PROTO_PATH", "")
 	t.Cleanup(func() { setInstanceProtoPath(nil); instanceProtoPath, instanceProtosOnce = oldPath, sync.Once{} })
 	dir, st := storeWithGreeterCall(t)
-	_, stop, err := startControl(dir, "127.0.0.1:8080", st, protoHandlers())
+	protoDir := greeterProtoDir(t)
+	_, stop, err := startControl(dir, "127.0.0.1:8080", st, protoHandlers(dir, func() []string { return []string{protoDir} }))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +136,6 @@ func TestControlProtosRoute(t *testing.T) {
 	if len(c.Response) == 0 || !strings.Contains(c.Response[0].Text, `1: "hi"`) {
 		t.Fatalf("without schemas: %+v", c.Response)
 	}
-	protoDir := greeterProtoDir(t)
 	var ce *controlError
 	if err := api.call("PUT", "/api/v1/protos", map[string]any{"paths": []string{filepath.Join(protoDir, "missing")}}, &ps); !errors.As(err, &ce) || ce.Status != 400 {
 		t.Fatalf("missing folder: %v", err)
@@ -177,4 +177,63 @@ func greeterProtoDir(t *testing.T) string {
 message Req { string name = 1; } message Reply { string message = 1; }
 service Greeter { rpc SayHello(Req) returns (Reply); }`), 0o644)
 	return d
+}
+
+// PUT /api/v1/protos reads schemas only under a folder the user chose (map_local's allowed
+// folders, or --proto-path at start), never in the data directory or a folder holding
+// it, symlinks resolved: a 403 that says so, and the schemas stay as they were.
+func TestControlProtosRouteRefusesOtherPaths(t *testing.T) {
+	oldPath := instanceProtoPath
+	instanceProtoPath, instanceProtosOnce, instanceProtosVal = nil, sync.Once{}, nil
+	t.Setenv("INSPECTOR_PROTO_PATH", "")
+	t.Cleanup(func() { setInstanceProtoPath(nil); instanceProtoPath, instanceProtosOnce = oldPath, sync.Once{} })
+	dir, st := storeWithGreeterCall(t)
+	if err := os.MkdirAll(filepath.Join(dir, "ca"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "ca", "key.proto"), []byte("syntax = \"proto3\"; package secret; message K { string pem = 1; }\n"), 0o600)
+	allowed := t.TempDir()
+	inAllowed := filepath.Join(allowed, "schemas")
+	os.Mkdir(inAllowed, 0o700)
+	os.WriteFile(filepath.Join(inAllowed, "ok.proto"), []byte("syntax = \"proto3\"; package ok; message M { string s = 1; }\n"), 0o600)
+	link := filepath.Join(allowed, "ca-link")
+	if err := os.Symlink(filepath.Join(dir, "ca"), link); err != nil {
+		t.Fatal(err)
+	}
+	other, err := os.MkdirTemp("", "protos-other") // exists, outside every allowed folder
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(other) })
+	os.WriteFile(filepath.Join(other, "o.proto"), []byte("syntax = \"proto3\"; package o; message O { string s = 1; }\n"), 0o600)
+	_, stop, err := startControl(dir, "127.0.0.1:8080", st, protoHandlers(dir, func() []string { return []string{allowed, filepath.Dir(dir)} }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	api, err := newControlClient(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ path, want string }{
+		{other, "not under a folder you chose"},
+		{filepath.Join(dir, "ca"), "data directory"},
+		{filepath.Join(dir, "ca", "key.proto"), "data directory"},
+		{link, "data directory"},
+		{filepath.Dir(dir), "data directory"}, // allowed, but it holds the data directory
+	} {
+		var ps protoState
+		var ce *controlError
+		err := api.call("PUT", "/api/v1/protos", map[string]any{"paths": []string{c.path}}, &ps)
+		if !errors.As(err, &ce) || ce.Status != 403 || !strings.Contains(ce.Msg, c.want) {
+			t.Errorf("PUT %s: %v, want 403 with %q", c.path, err, c.want)
+		}
+	}
+	var ps protoState
+	if err := api.do("GET", "/api/v1/protos", nil, &ps); err != nil || len(ps.Paths) != 0 || len(ps.Files) != 0 {
+		t.Fatalf("after refusals: %v %+v", err, ps)
+	}
+	if err := api.call("PUT", "/api/v1/protos", map[string]any{"paths": []string{inAllowed}}, &ps); err != nil || len(ps.Files) != 1 {
+		t.Fatalf("a folder under an allowed one: %v %+v", err, ps)
+	}
 }

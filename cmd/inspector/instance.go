@@ -68,6 +68,9 @@ type instance struct {
 	wgMu sync.Mutex
 	wg   *wireguard.Server
 
+	// keyLog is the TLS key-log file and switch (keylog.go).
+	keyLog *keyLogSwitch
+
 	stops []func() error // run in reverse order by shutdown
 }
 
@@ -269,14 +272,17 @@ func startInstance(dir string, f instanceFlags) (_ *instance, err error) {
 	if err := os.MkdirAll(spillDir, 0o700); err != nil {
 		return nil, fmt.Errorf("spill folder: %w", err)
 	}
-	var keyLog io.Writer
+	// The key log: --keylog at start, the window's switch after (keylog.go).
+	inst.keyLog = &keyLogSwitch{}
 	if f.keylog != "" {
-		kf, err := os.OpenFile(f.keylog, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
-		if err != nil {
+		if err := inst.keyLog.set(f.keylog); err != nil {
 			return nil, fmt.Errorf("--keylog: %w", err)
 		}
-		inst.stops = append(inst.stops, kf.Close)
-		keyLog = kf
+	}
+	inst.stops = append(inst.stops, inst.keyLog.close)
+	var keyLog io.Writer
+	if inst.keyLog.f != nil {
+		keyLog = inst.keyLog.f
 	}
 	eng, err := engine.New(engine.Config{
 		KeyLog:           keyLog,
@@ -308,6 +314,9 @@ func startInstance(dir string, f instanceFlags) (_ *instance, err error) {
 		return nil, err
 	}
 	inst.engine = eng
+	inst.keyLog.mu.Lock()
+	inst.keyLog.eng = eng
+	inst.keyLog.mu.Unlock()
 	eng.SetCapture(!f.noCapture)
 	inst.stops = append(inst.stops, func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -340,7 +349,7 @@ func startInstance(dir string, f instanceFlags) (_ *instance, err error) {
 	}
 	inst.shaper = shaper
 	installHooks(eng, inst.debug.rules, inst.debug.bp, scripts, shaper)
-	for p, h := range protoHandlers() {
+	for p, h := range protoHandlers(dir, inst.debug.rules.Folders) {
 		routes[p] = h
 	}
 	for p, h := range netProfileHandlers(shaper) {

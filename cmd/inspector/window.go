@@ -99,6 +99,9 @@ func windowDeps(inst *instance, events <-chan engine.Event) ui.Deps {
 	}
 	if inst.engine != nil {
 		d.Engine = inst.engine
+		if inst.keyLog != nil {
+			d.TLSKeys = inst.keyLog
+		}
 	}
 	if o := newOSAdapter(inst); o != nil {
 		d.OS = o

@@ -10,6 +10,7 @@
 //   - throttle: add latency before a matching request goes upstream and/or cap the
 //     bandwidth of its request and response bodies (bytes per second).
 //   - body_rewrite, url_rewrite, status_rewrite and block (rewrite.go).
+//   - fingerprint: the TLS ClientHello towards the origin, mirror or go (fingerprint.go).
 //
 // Rules match with the filter language (filter) and apply in list order. At the
 // request stage map_local and auto_respond answer the request, which ends the chain; at
@@ -91,6 +92,8 @@ type Rule struct {
 	Pattern string   `json:"pattern,omitempty"`
 	Replace string   `json:"replace,omitempty"`
 	List    []string `json:"list,omitempty"`
+	// fingerprint: "mirror" or "go" (fingerprint.go).
+	Fingerprint string `json:"fingerprint,omitempty"`
 }
 
 // compiledRule is a validated rule with its parsed parts.
@@ -165,8 +168,10 @@ func (r Rule) compile() (*compiledRule, error) {
 		}
 	case BodyRewrite, URLRewrite, StatusRewrite, Block:
 		return c.compileRewrite(fail)
+	case FingerprintKind:
+		return c.compileFingerprint(fail)
 	default:
-		return fail("unknown kind %q (map_remote, map_local, auto_respond, header, throttle, body_rewrite, url_rewrite, status_rewrite, block)", r.Kind)
+		return fail("unknown kind %q (map_remote, map_local, auto_respond, header, throttle, body_rewrite, url_rewrite, status_rewrite, block, fingerprint)", r.Kind)
 	}
 	return c, nil
 }
@@ -401,6 +406,10 @@ func (m *Manager) OnRequest(ctx context.Context, f *engine.Flow) error {
 			}
 			if c.BytesPerSec > 0 && r.Body != nil && r.Body != http.NoBody {
 				r.Body = NewLimitedReader(ctx, r.Body, c.BytesPerSec)
+			}
+		case FingerprintKind:
+			if err := c.applyFingerprint(f); err != nil {
+				return err
 			}
 		case BodyRewrite, URLRewrite, Block:
 			f.Stage = engine.StageRequestHeaders // SetBody edits the request
