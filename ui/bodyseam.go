@@ -22,6 +22,10 @@ type BodyView struct {
 	Data    []byte // Hex and Image: the bytes
 	// Tree is the collapsible tree of a JSON body ("Tree" view).
 	Tree *render.JSONTree
+	// Preview is the text of the "Preview" view of an HTML page (richviews.go).
+	Preview []previewBlock
+	// Width and Height are an SVG's natural size ("SVG" view; 0: fill the pane).
+	Width, Height float32
 	// lines is Text's row index, made off the UI goroutine for the pane's width when the
 	// views were made (the pane redoes it when the width changed meanwhile).
 	lines *render.Lines
@@ -162,6 +166,7 @@ func bodyViews(ctx context.Context, h http.Header, b session.Body, opt bodyViewO
 			}
 		}
 	}
+	views = addRichViews(views, h, data, kind, partial, note)
 	if !hasText && kind.Textual() && ctx.Err() == nil {
 		text, _ := content.Text(headerValue(h, "Content-Type"), data)
 		views = append(views, BodyView{Name: "Text", Text: text, Partial: partial, Note: note})

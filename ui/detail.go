@@ -48,13 +48,16 @@ type bodyView struct {
 	// imageSize draws the image at its own size, smaller only to fit the pane.
 	imageSize *naturalLayout
 	tree      *jsonTreeView
-	stack     *fyne.Container
-	box       fyne.CanvasObject
-	name      string // file name offered by Save
-	header    http.Header
-	body      session.Body
-	msg       bodyViewOptions // the message the body belongs to
-	views     []BodyView
+	// preview draws an HTML page's text preview (richviews.go).
+	preview    *widget.RichText
+	previewBox fyne.CanvasObject
+	stack      *fyne.Container
+	box        fyne.CanvasObject
+	name       string // file name offered by Save
+	header     http.Header
+	body       session.Body
+	msg        bodyViewOptions // the message the body belongs to
+	views      []BodyView
 	// last is the view name the user chose last; kept when the next body has it.
 	last string
 
@@ -97,7 +100,11 @@ func newBodyView(u *UI, name string) *bodyView {
 	b.imageSize = &naturalLayout{}
 	b.tree = newJSONTreeView()
 	b.tree.box.Hide()
-	b.stack = container.NewStack(b.text.box, container.New(b.imageSize, b.image), b.tree.box)
+	b.preview = widget.NewRichText()
+	b.preview.Wrapping = fyne.TextWrapWord
+	b.previewBox = container.NewVScroll(b.preview)
+	b.previewBox.Hide()
+	b.stack = container.NewStack(b.text.box, container.New(b.imageSize, b.image), b.tree.box, b.previewBox)
 
 	b.findEntry = widget.NewEntry()
 	b.findEntry.SetPlaceHolder("find in body")
@@ -146,6 +153,7 @@ func (b *bodyView) compute() {
 			return
 		}
 		b.image.Hide()
+		b.previewBox.Hide()
 		b.tree.box.Hide()
 		b.text.box.Show()
 		b.save.Disable()
@@ -304,12 +312,25 @@ func (b *bodyView) showView() {
 		return
 	}
 	b.tree.box.Hide()
-	if v.Name == "Image" {
+	b.previewBox.Hide()
+	if v.Name == "Preview" {
+		b.image.Hide()
+		b.text.box.Hide()
+		b.preview.Segments = previewSegments(v.Preview)
+		b.preview.Refresh()
+		b.previewBox.Show()
+		return
+	}
+	if v.Name == "Image" || v.Name == "SVG" {
 		b.imageSize.natural = fyne.Size{}
-		if cfg, _, err := image.DecodeConfig(bytes.NewReader(v.Data)); err == nil {
+		name := b.name
+		if v.Name == "SVG" {
+			b.imageSize.natural = fyne.NewSize(v.Width, v.Height)
+			name = "body.svg" // Fyne draws a resource named .svg as a vector image
+		} else if cfg, _, err := image.DecodeConfig(bytes.NewReader(v.Data)); err == nil {
 			b.imageSize.natural = fyne.NewSize(float32(cfg.Width), float32(cfg.Height))
 		}
-		b.image.Resource = fyne.NewStaticResource(b.name, v.Data)
+		b.image.Resource = fyne.NewStaticResource(name, v.Data)
 		b.image.Refresh()
 		b.image.Show()
 		b.text.box.Hide()
@@ -425,8 +446,12 @@ func newHeaderTable(u *UI) *headerTable {
 }
 
 func (h *headerTable) set(hd http.Header, empty string) {
-	h.rows = render.HeaderRows(hd)
-	h.text = render.Headers(hd)
+	h.setRows(render.HeaderRows(hd), render.Headers(hd), empty)
+}
+
+// setRows shows name/value rows (text: what Copy all copies); empty when there are none.
+func (h *headerTable) setRows(rows [][2]string, text, empty string) {
+	h.rows, h.text = rows, text
 	h.empty.SetText("")
 	if len(h.rows) == 0 {
 		h.empty.SetText(empty)
@@ -441,7 +466,7 @@ type messageView struct {
 	raw     *textView
 	body    *bodyView
 	cookies *textView
-	query   *textView // request only
+	query   *queryFormView // request only
 	tabs    *container.AppTabs
 	box     fyne.CanvasObject
 }
@@ -459,7 +484,7 @@ func newMessageView(u *UI, request bool) *messageView {
 		container.NewTabItem("Cookies", m.cookies.box),
 	}
 	if request {
-		m.query = newTextView(u)
+		m.query = newQueryFormView(u)
 		items = append(items, container.NewTabItem("Query/Form", m.query.box))
 	}
 	m.tabs = container.NewAppTabs(items...)
@@ -746,7 +771,7 @@ func (d *detailPane) clear() {
 		m.cookies.set("")
 		m.body.set(nil, session.Body{})
 	}
-	d.req.query.set("")
+	d.req.query.set(nil, nil)
 	d.tls.set("")
 	d.timing.RemoveAll()
 	d.timeText.SetText("")
@@ -793,12 +818,7 @@ func (d *detailPane) render(s *session.Session) {
 	ws := s.Flags.Has(session.FlagWebSocket)
 	d.req.body.setFor(r.Header, r.Body, bodyViewOptions{Request: true, URL: r.URL, Trailer: r.Trailer, WebSocket: ws})
 	d.req.cookies.set(pairsText(render.RequestCookies(r.Header), "no cookies sent"))
-	q, f := render.QueryAndForm(r)
-	qt := "Query\n" + pairsText(q, "  (none)")
-	if f != nil {
-		qt += "\nForm\n" + pairsText(f, "  (none)")
-	}
-	d.req.query.set(qt)
+	d.req.query.set(render.QueryAndForm(r))
 
 	if s.Response != nil {
 		d.resp.headers.set(s.Response.Header, "no headers")

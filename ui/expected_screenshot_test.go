@@ -12,6 +12,7 @@ import (
 	"fyne.io/fyne/v2/theme"
 
 	"inspector/engine/hooks/rules"
+	"inspector/engine/session"
 )
 
 // TestRenderExpectedScreenshots renders the pieces Proxyman and Charles users expect (the
@@ -112,4 +113,35 @@ func TestRenderExpectedScreenshots(t *testing.T) {
 	u.detail.ws.Filter.SetText("op")
 	u.detail.ws.List.Select(3)
 	shot(w, fyne.NewSize(1280, 820), "websocket-messages.png")
+}
+
+// TestRenderContentScreenshots renders the SVG, HTML preview and Query/Form tables views
+// to $INSPECTOR_SCREENSHOTS. Skipped otherwise.
+func TestRenderContentScreenshots(t *testing.T) {
+	out := screenshotDir(t)
+	svg := mkSession(0, "cdn.example", "/logo.svg", 200, "image/svg+xml", `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 200 120">
+<rect width="200" height="120" rx="14" fill="#2a6"/><circle cx="60" cy="60" r="36" fill="#fff"/><path d="M110 30 L180 60 L110 90 Z" fill="#135"/></svg>`)
+	page := mkSession(0, "shop.example", "/", 200, "text/html; charset=utf-8", `<!doctype html><html><head><title>Example shop</title>
+<script>track()</script><style>h1{color:red}</style></head><body><h1>Autumn sale</h1><p>Prices from <b>10 EUR</b> until Sunday.
+See the <a href="https://shop.example/terms">terms</a>.</p><h2>Today</h2><ul><li>Boots, 40 EUR</li><li>Coats, 90 EUR</li></ul>
+<img src="/banner.png" alt="banner"><pre>order --id 42</pre></body></html>`)
+	form := mkSession(0, "a.example", "/login?next=%2Faccount&lang=en", 200, "application/json", `{"ok":true}`)
+	form.Request.Method = "POST"
+	form.Request.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	fb := "user=sample-user&password=not+a+real+secret&remember=on"
+	form.Request.Body = session.Body{Data: []byte(fb), Size: int64(len(fb))}
+	u := richUI(t, svg, page, form)
+	u.SetThemeMode(ThemeLight)
+	u.listSplit.SetOffset(0.3)
+	w := u.win
+	u.SelectID(svg.ID)
+	u.detail.resp.tabs.SelectIndex(1)
+	writeShot(t, w, filepath.Join(out, "svg-rendered.png"))
+	u.SelectID(page.ID)
+	u.detail.resp.tabs.SelectIndex(1)
+	u.detail.resp.body.mode.SetSelected("Preview")
+	writeShot(t, w, filepath.Join(out, "html-preview.png"))
+	u.SelectID(form.ID)
+	u.detail.req.tabs.SelectIndex(4)
+	writeShot(t, w, filepath.Join(out, "query-form-tables.png"))
 }
