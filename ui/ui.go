@@ -282,7 +282,7 @@ func New(a fyne.App, w fyne.Window, d Deps) *UI {
 		top = u.hostSplit
 	}
 	u.listSplit = container.NewVSplit(top, u.detail.object())
-	u.listSplit.SetOffset(u.prefs.FloatWithFallback(prefSplitList, 0.72))
+	u.listSplit.SetOffset(u.prefs.FloatWithFallback(prefSplitList, defaultListSplit))
 	u.health = newHealthBanner(u)
 	u.content = container.NewBorder(
 		container.NewVBox(container.NewBorder(nil, nil, u.tools.object(), nil, u.filter.object()), u.health.box),
