@@ -370,3 +370,29 @@ func javaArgs(t *testing.T, dir, name, pem, url, proxy string) []string {
 	}
 	return append(args, src, url)
 }
+
+// git over HTTPS (libcurl with GnuTLS, whose hello carries two classical key shares,
+// secp256r1 and x25519) through Inspector: the origin answers (utls holds one classical
+// key: the mirrored hello keeps x25519's share only, which JA3 and JA4 do not read), and
+// the origin sees the client's JA4.
+func TestUpstreamMirrorsGnuTLS(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not installed")
+	}
+	o := et.StartFPOrigin(t)
+	p := et.StartProxy(t, nil, o.Origin())
+	_, proxyCA := writeCAs(t, t.TempDir(), o, p)
+	cmd := exec.Command("git", "-c", "http.proxy="+p.URL.String(), "ls-remote", o.URL+"/x.git")
+	cmd.Env = append(os.Environ(), "GIT_SSL_CAINFO="+proxyCA)
+	out, _ := cmd.CombinedOutput() // the origin is no git server: git fails after the response
+	s := p.Next(t)
+	up, cl := s.Upstream.Fingerprint, s.Client.Fingerprint
+	if s.Response == nil || s.Response.Status != 200 || up == nil || cl == nil || up.JA4 != cl.JA4 || up.JA3 != cl.JA3 {
+		t.Fatalf("git through Inspector: error %+v, client %+v, upstream %+v\n%s", s.Error, cl, up, out)
+	}
+	if !strings.Contains(up.Mirror, "key shares narrowed") {
+		t.Fatalf("mirror note %q", up.Mirror)
+	}
+	t.Logf("git (GnuTLS): JA4 %s, %s", cl.JA4, up.Mirror)
+}

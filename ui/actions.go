@@ -202,13 +202,7 @@ func (u *UI) exportDialog() {
 		dialog.ShowError(ErrNoHAR, u.win)
 		return
 	}
-	scope := widget.NewRadioGroup(scopeNames, nil)
-	scope.Required = true
-	if u.model.SelectionLen() > 1 {
-		scope.SetSelected(scopeNames[ScopeSelected])
-	} else {
-		scope.SetSelected(scopeNames[ScopeFiltered])
-	}
+	scope := u.scopeRadio()
 	home, _ := os.UserHomeDir()
 	u.pathDialogWith("Export HAR", "Export", filepath.Join(home, "inspector.har"), true, scope, func(path string) {
 		u.exportScopeTo(path, scopeOf(scope.Selected), u.ExportIDs, "Exported %d sessions with their whole bodies to %s.")

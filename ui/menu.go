@@ -47,13 +47,14 @@ func newMenus(u *UI) *menus {
 	exp := item("Export HAR…", u.exportDialog, sc(fyne.KeyS, ctrl))
 	exp.Icon = theme.DocumentSaveIcon()
 	share := item("Export for sharing…", u.shareDialog, nil)
+	saz := item("Export Fiddler .saz…", u.exportSAZDialog, nil)
 	saveCapture := item("Save capture as…", u.saveCaptureDialog, nil)
 	if _, ok := u.deps.Store.(CaptureSaver); !ok {
 		saveCapture.Disabled = true
 	}
 	quit := item("Quit", u.app.Quit, sc(fyne.KeyQ, ctrl))
 	quit.IsQuit = true
-	file := fyne.NewMenu("File", openHAR, openStore, saveCapture, fyne.NewMenuItemSeparator(), imp, exp, share, fyne.NewMenuItemSeparator(), quit)
+	file := fyne.NewMenu("File", openHAR, openStore, saveCapture, fyne.NewMenuItemSeparator(), imp, exp, share, saz, fyne.NewMenuItemSeparator(), quit)
 
 	del := item("Delete", u.DeleteSelection, sc(fyne.KeyDelete, ctrl))
 	clr := item("Clear all…", u.confirmClear, sc(fyne.KeyX, ctrl|fyne.KeyModifierShift))

@@ -19,6 +19,7 @@ import (
 	"inspector/filter"
 	"inspector/redact"
 	"inspector/store"
+	"inspector/store/archive"
 	"inspector/store/har"
 )
 
@@ -438,6 +439,7 @@ func runHARExport(args []string) error {
 	out := fs.String("o", "", "output `FILE` (required; - for stdout)")
 	share := fs.Bool("share", false, "export for sharing: mask secrets (the default rules and DATA-DIR/"+redact.FileName+"); the store keeps the originals")
 	preview := fs.Bool("preview", false, "with --share: list what would be masked, one line per place, and write no HAR")
+	saz := fs.Bool("saz", false, "write a Fiddler .saz archive instead of HAR (sessions without a response are left out); works with --share")
 	var extra []redact.Rule
 	fs.Func("redact", "with --share: one more redaction `RULE` (header:NAME, param:NAME, json:PATH, regex:RE, filter:EXPR; repeatable)", func(v string) error {
 		r, err := redact.ParseRule(v)
@@ -549,13 +551,23 @@ func runHARExport(args []string) error {
 		}()
 		dst = tmp
 	}
-	hw, err := har.NewWriter(dst, version)
-	if err != nil {
-		return err
-	}
 	total := -1
 	if src.st != nil {
 		total, _ = src.st.Count(f)
+	}
+	var hw interface {
+		Add(*session.Session) error
+		Close() error
+	}
+	var sw *archive.SAZWriter
+	if *saz {
+		sw, err = archive.NewSAZWriter(dst, total)
+		hw = sw
+	} else {
+		hw, err = har.NewWriter(dst, version)
+	}
+	if err != nil {
+		return err
 	}
 	n := 0
 	err = each(func(s *session.Session) error {
@@ -587,11 +599,17 @@ func runHARExport(args []string) error {
 		}
 		tmp = nil
 	}
-	if red != nil {
-		fmt.Fprintf(stderr, "har export: %d sessions written, %d distinct secrets masked\n", n, red.Placeholders())
-		return nil
+	msg := fmt.Sprintf("har export: %d sessions written", n)
+	if sw != nil {
+		msg = fmt.Sprintf("har export: %d sessions written as .saz", sw.Count())
+		if sw.Skipped() > 0 {
+			msg += fmt.Sprintf(" (%d without a response left out)", sw.Skipped())
+		}
 	}
-	fmt.Fprintf(stderr, "har export: %d sessions written\n", n)
+	if red != nil {
+		msg += fmt.Sprintf(", %d distinct secrets masked", red.Placeholders())
+	}
+	fmt.Fprintln(stderr, msg)
 	return nil
 }
 

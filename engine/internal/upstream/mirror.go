@@ -84,6 +84,13 @@ func (m *Mirror) spec(alpn []string) (spec *utls.ClientHelloSpec, note string, e
 	if resumed {
 		spec.Extensions = append(spec.Extensions, &utls.UtlsPreSharedKeyExtension{})
 	}
+	for _, e := range spec.Extensions {
+		if ks, ok := e.(*utls.KeyShareExtension); ok {
+			if n := oneClassicalShare(ks); n != "" {
+				note = join(note, n)
+			}
+		}
+	}
 	if alpn != nil {
 		for _, e := range spec.Extensions {
 			if a, ok := e.(*utls.ALPNExtension); ok && !subset(a.AlpnProtocols, alpn) {
@@ -113,6 +120,34 @@ func (m *Mirror) spec(alpn []string) (spec *utls.ClientHelloSpec, note string, e
 // which an origin may use to pick its certificate chain; the chain is still verified
 // against Inspector's roots).
 var bluntOK = map[uint16]bool{22: true, 49: true, 0xca34: true}
+
+// oneClassicalShare keeps one classical (ECDHE) key share in ks when the client sent
+// several (GnuTLS sends secp256r1 and x25519): utls holds the private key of one only,
+// so an origin picking another fails the handshake ("invalid server key share"). X25519
+// stays when offered, else the first; the other groups stay in supported_groups (an
+// origin that wants one asks for it with a HelloRetryRequest). JA3 and JA4 do not read
+// key shares. It returns the note to record, "" when nothing changed.
+func oneClassicalShare(ks *utls.KeyShareExtension) string {
+	var classical []utls.CurveID
+	for _, k := range ks.KeyShares {
+		if !isGREASE(uint16(k.Group)) && k.Group != utls.X25519MLKEM768 && k.Group != utls.X25519Kyber768Draft00 {
+			classical = append(classical, k.Group)
+		}
+	}
+	if len(classical) < 2 {
+		return ""
+	}
+	keep := classical[0]
+	if slices.Contains(classical, utls.X25519) {
+		keep = utls.X25519
+	}
+	ks.KeyShares = slices.DeleteFunc(ks.KeyShares, func(k utls.KeyShare) bool {
+		return slices.Contains(classical, k.Group) && k.Group != keep
+	})
+	return fmt.Sprintf("key shares narrowed to one classical group, %v of %v (utls holds one classical key)", keep, classical)
+}
+
+func isGREASE(v uint16) bool { return v&0x0f0f == 0x0a0a && v>>8 == v&0xff }
 
 func subset(a, of []string) bool {
 	for _, p := range a {
