@@ -30,7 +30,7 @@ NPM_TOOLS := .cache/npm-tools
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps build run headless test fmt-check test-core test-ui cross bench fuzz fuzz-short h2spec screenshots package package-tarxz clean \
+.PHONY: all deps build run headless test fmt-check test-core test-ui test-window cross bench fuzz fuzz-short h2spec screenshots package package-tarxz clean \
         windows-deps windows-exe test-windows test-dialogs-windows test-windows-if-possible test-firefox package-deb package-windows
 
 all: build
@@ -61,9 +61,16 @@ test-core:
 	$(GO) test -race -count=1 -timeout 15m $(CORE)
 
 # The cgo/Fyne side: UI and the command (end-to-end tests build and run the real binary).
+# The real-window test runs in test-window, alone.
 test-ui:
 	$(GO) vet -tags $(TAGS) ./ui/... ./cmd/...
-	$(GO) test -tags $(TAGS) -count=1 -timeout 20m ./ui/... ./cmd/...
+	$(GO) test -tags $(TAGS) -count=1 -timeout 20m -skip '^TestRealWindow$$' ./ui/... ./cmd/...
+
+# The built binary's real window under Xvfb, driven by xdotool (cmd/inspector
+# window_xvfb_test.go; docs/workbench.md): a step of its own, after test-ui, so no other
+# package's tests load the machine while it reads the screen. About 3 minutes.
+test-window:
+	$(GO) test -tags $(TAGS) -count=1 -timeout 15m -run '^TestRealWindow$$' -v ./cmd/inspector/
 
 # The core packages must build without cgo and for the other OSes.
 cross:
@@ -79,7 +86,7 @@ cross:
 # gate's outcome a matter of chance. Run `make fuzz-short` before committing parser changes;
 # check in what it finds under testdata/fuzz.
 # gofmt first: a formatting slip fails in a second, not after the whole run.
-test: fmt-check deps cross test-core test-ui h2spec test-windows-if-possible
+test: fmt-check deps cross test-core test-ui test-window h2spec test-windows-if-possible
 
 fmt-check:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }

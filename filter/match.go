@@ -106,6 +106,8 @@ type term struct {
 	field string // "" for bare words
 	value string // as written (unquoted)
 	pred  func(sum *session.Summary, s *session.Session) bool
+	// whole is body:'s and text:'s predicate over whole bodies (Expr.MatchWhole).
+	whole func(sum *session.Summary, s *session.Session) bool
 	needs bool
 }
 
@@ -376,10 +378,12 @@ func compileTerm(t token) (node, error) {
 		}
 	case "body":
 		out.needs = true
-		out.pred = bodyPred(newFold(v))
+		out.pred = bodyPred(newFold(v), MaxSearchBody)
+		out.whole = bodyPred(newFold(v), MaxDecodedBody)
 	case "text":
 		out.needs = true
-		out.pred = textPred(newFold(v))
+		out.pred = textPred(newFold(v), MaxSearchBody)
+		out.whole = textPred(newFold(v), MaxDecodedBody)
 	case "gql":
 		out.needs = true
 		out.pred = gqlPred(v)

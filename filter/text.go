@@ -21,12 +21,17 @@ const MaxSearchBody = 256 << 10
 // travelled), at most MaxSearchBody bytes of it, or nil when the body is an image or
 // binary data (content.Detect) — those are not text to search.
 func SearchableBody(data []byte, h http.Header) []byte {
+	return searchableBody(data, h, MaxSearchBody)
+}
+
+// searchableBody is SearchableBody with a bound of limit decoded bytes.
+func searchableBody(data []byte, h http.Header, limit int) []byte {
 	if len(data) == 0 {
 		return nil
 	}
-	out, _, _, _ := content.Decode(h, data, MaxSearchBody)
-	if len(out) > MaxSearchBody {
-		out = out[:MaxSearchBody]
+	out, _, _, _ := content.Decode(h, data, limit)
+	if len(out) > limit {
+		out = out[:limit]
 	}
 	// A definite Content-Type decides without reading the bytes (Detect would, e.g. to
 	// tell GraphQL from other JSON, which does not matter here).
@@ -43,7 +48,11 @@ func SearchableBody(data []byte, h http.Header) []byte {
 // SearchableMessages calls fn with the WebSocket message data body: and text: search: the
 // messages in order, MaxSearchBody bytes of them at most in all.
 func SearchableMessages(msgs []session.Message, fn func([]byte) bool) bool {
-	left := MaxSearchBody
+	return searchableMessages(msgs, MaxSearchBody, fn)
+}
+
+func searchableMessages(msgs []session.Message, limit int, fn func([]byte) bool) bool {
+	left := limit
 	for i := range msgs {
 		if left <= 0 {
 			break
@@ -66,6 +75,11 @@ func SearchableMessages(msgs []session.Message, fn func([]byte) bool) bool {
 // (SearchableMessages). It stops when fn returns true and reports whether it did. A body
 // index built from these pieces finds every session text: or body: can match.
 func SessionText(s *session.Session, fn func([]byte) bool) bool {
+	return sessionText(s, MaxSearchBody, fn)
+}
+
+// sessionText is SessionText reading at most limit decoded bytes of each body.
+func sessionText(s *session.Session, limit int, fn func([]byte) bool) bool {
 	if s.Request.URL != "" && fn([]byte(s.Request.URL)) {
 		return true
 	}
@@ -84,20 +98,81 @@ func SessionText(s *session.Session, fn func([]byte) bool) bool {
 			}
 		}
 	}
-	return sessionBodies(s, fn)
+	return sessionBodies(s, limit, fn)
 }
 
-// sessionBodies calls fn with the searchable bodies and messages of s (body:).
-func sessionBodies(s *session.Session, fn func([]byte) bool) bool {
-	if b := SearchableBody(s.Request.Body.Data, s.Request.Header); b != nil && fn(b) {
+// sessionBodies calls fn with the searchable bodies and messages of s (body:), at most
+// limit decoded bytes of each body and of all messages.
+func sessionBodies(s *session.Session, limit int, fn func([]byte) bool) bool {
+	if b := searchableBody(s.Request.Body.Data, s.Request.Header, limit); b != nil && fn(b) {
 		return true
 	}
 	if s.Response != nil {
-		if b := SearchableBody(s.Response.Body.Data, s.Response.Header); b != nil && fn(b) {
+		if b := searchableBody(s.Response.Body.Data, s.Response.Header, limit); b != nil && fn(b) {
 			return true
 		}
 	}
-	return SearchableMessages(s.Messages, fn)
+	return searchableMessages(s.Messages, limit, fn)
+}
+
+// PastSearchBound reports whether s holds searchable text that body: and text: do not
+// read: a decoded body, or all its messages together, longer than MaxSearchBody. Only
+// such sessions can match MatchWhole where Match does not.
+func PastSearchBound(s *session.Session) bool {
+	past := func(data []byte, h http.Header) bool {
+		return len(searchableBody(data, h, MaxSearchBody+1)) > MaxSearchBody
+	}
+	if past(s.Request.Body.Data, s.Request.Header) {
+		return true
+	}
+	if s.Response != nil && past(s.Response.Body.Data, s.Response.Header) {
+		return true
+	}
+	n := 0
+	for i := range s.Messages {
+		if n += len(s.Messages[i].Data); n > MaxSearchBody {
+			return true
+		}
+	}
+	return false
+}
+
+// MatchWhole is Match with body: and text: reading whole bodies (decoded, up to
+// MaxDecodedBody bytes each) and every message, not only their first MaxSearchBody
+// bytes: "search the rest" after an indexed search. No index narrows it; it reads what it
+// is given.
+func (e *Expr) MatchWhole(s *session.Session) bool {
+	if e.root == nil {
+		return true
+	}
+	sum := s.Summarize()
+	return matchWhole(e.root, &sum, s)
+}
+
+func matchWhole(n node, sum *session.Summary, s *session.Session) bool {
+	switch n := n.(type) {
+	case andNode:
+		for _, k := range n {
+			if !matchWhole(k, sum, s) {
+				return false
+			}
+		}
+		return true
+	case orNode:
+		for _, k := range n {
+			if matchWhole(k, sum, s) {
+				return true
+			}
+		}
+		return false
+	case notNode:
+		return !matchWhole(n.k, sum, s)
+	case *term:
+		if n.whole != nil {
+			return n.whole(sum, s)
+		}
+	}
+	return n.match(sum, s)
 }
 
 func sortedKeys(h http.Header) []string {
@@ -161,22 +236,22 @@ func textClauses(n node) [][]string {
 }
 
 // textPred is the predicate of text: (URL, headers, bodies, messages).
-func textPred(n fold) func(*session.Summary, *session.Session) bool {
+func textPred(n fold, limit int) func(*session.Summary, *session.Session) bool {
 	return func(_ *session.Summary, s *session.Session) bool {
 		if s == nil {
 			return false
 		}
-		return SessionText(s, n.inBytes)
+		return sessionText(s, limit, n.inBytes)
 	}
 }
 
 // bodyPred is the predicate of body: (bodies and messages).
-func bodyPred(n fold) func(*session.Summary, *session.Session) bool {
+func bodyPred(n fold, limit int) func(*session.Summary, *session.Session) bool {
 	return func(_ *session.Summary, s *session.Session) bool {
 		if s == nil {
 			return false
 		}
-		return sessionBodies(s, n.inBytes)
+		return sessionBodies(s, limit, n.inBytes)
 	}
 }
 

@@ -2,6 +2,7 @@ package filter
 
 import (
 	"bytes"
+	"compress/gzip"
 	"net/http"
 	"reflect"
 	"strings"
@@ -51,6 +52,59 @@ func TestSearchableBodyCap(t *testing.T) {
 	s.Messages = []session.Message{{Opcode: 1, Data: bytes.Repeat([]byte("b"), MaxSearchBody)}, {Opcode: 1, Data: []byte("later")}}
 	if MustParse("body:later").Match(s) {
 		t.Fatal("a message beyond the cap matched")
+	}
+}
+
+// MatchWhole reads past MaxSearchBody: a needle in the rest of a body, compressed or
+// not, and in messages past the shared cap; the rest of the expression still applies.
+func TestMatchWholeReadsTheRest(t *testing.T) {
+	h := http.Header{"Content-Type": {"text/plain"}}
+	data := append(bytes.Repeat([]byte("a"), MaxSearchBody+1000), "NEEDLE"...)
+	s := &session.Session{ID: 1, Request: session.Request{Method: "POST", URL: "http://x/", Header: h, Body: session.Body{Data: data}}}
+	if !PastSearchBound(s) {
+		t.Fatal("a body longer than MaxSearchBody is not past the bound")
+	}
+	for _, c := range []struct {
+		expr  string
+		match bool
+	}{
+		{"body:needle", true},
+		{"text:needle", true},
+		{"body:needle method:GET", false},
+		{"-body:needle", false},
+		{"body:absent OR body:needle", true},
+		{"body:absent", false},
+	} {
+		e := MustParse(c.expr)
+		if got := e.MatchWhole(s); got != c.match {
+			t.Errorf("MatchWhole(%q) = %v, want %v", c.expr, got, c.match)
+		}
+	}
+	if MustParse("body:needle").Match(s) {
+		t.Fatal("Match read past MaxSearchBody")
+	}
+	// A gzip body whose decoded text passes the bound.
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write(data)
+	zw.Close()
+	s.Request.Header = http.Header{"Content-Type": {"text/plain"}, "Content-Encoding": {"gzip"}}
+	s.Request.Body.Data = gz.Bytes()
+	if len(gz.Bytes()) > MaxSearchBody || !PastSearchBound(s) || !MustParse("body:needle").MatchWhole(s) {
+		t.Fatalf("gzip body (%d bytes): past %v, whole match %v", gz.Len(), PastSearchBound(s), MustParse("body:needle").MatchWhole(s))
+	}
+	// Messages past the shared cap.
+	s.Request.Body.Data = nil
+	s.Messages = []session.Message{{Opcode: 1, Data: bytes.Repeat([]byte("b"), MaxSearchBody)}, {Opcode: 1, Data: []byte("later")}}
+	if !PastSearchBound(s) || !MustParse("body:later").MatchWhole(s) || MustParse("body:later").Match(s) {
+		t.Fatal("a message past the cap: want MatchWhole only")
+	}
+	// Within the bound nothing is past it.
+	s.Messages = nil
+	s.Request.Body.Data = []byte("short NEEDLE")
+	s.Request.Header = h
+	if PastSearchBound(s) {
+		t.Fatal("a short body is past the bound")
 	}
 }
 

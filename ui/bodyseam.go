@@ -29,6 +29,41 @@ type BodyView struct {
 	// lines is Text's row index, made off the UI goroutine for the pane's width when the
 	// views were made (the pane redoes it when the width changed meanwhile).
 	lines *render.Lines
+	// treeSrc is the JSON a Tree view is parsed from later (bodyViewOptions.LateTree).
+	treeSrc []byte
+}
+
+// pickView is the view install shows: the one named last (the user's choice), else the
+// first.
+func pickView(views []BodyView, last string) int {
+	for i, v := range views {
+		if v.Name == last {
+			return i
+		}
+	}
+	return 0
+}
+
+// lateViews finishes what bodyViews left for later (off the UI goroutine): the JSON
+// trees (LateTree) and the row index of every text view but the one shown first. It
+// returns the Tree views to insert after their JSON view (keyed by that view's index)
+// and the row indexes by view index.
+func lateViews(ctx context.Context, views []BodyView, shown, cols int, wrap bool) (trees map[int]BodyView, lines map[int]*render.Lines) {
+	trees, lines = map[int]BodyView{}, map[int]*render.Lines{}
+	for i, v := range views {
+		if ctx.Err() != nil {
+			return nil, nil
+		}
+		if v.treeSrc != nil {
+			if tr, err := render.ParseJSONTree(v.treeSrc); err == nil {
+				trees[i] = BodyView{Name: "Tree", Tree: tr, Lang: "json", Partial: v.Partial, Note: v.Note}
+			}
+		}
+		if i != shown && v.Text != "" && v.lines == nil {
+			lines[i] = render.NewLines(v.Text, cols, wrap)
+		}
+	}
+	return trees, lines
 }
 
 // indexViews makes the row index of every text view for cols columns (off the UI
@@ -60,6 +95,9 @@ type bodyViewOptions struct {
 	// WebSocket: the message belongs to a WebSocket upgrade, whose bytes after it are
 	// the messages (the WebSocket tab), not a body.
 	WebSocket bool
+	// LateTree leaves the JSON tree for lateViews: the pretty text is shown first (the
+	// tree of a 3 MB body took as long again to parse).
+	LateTree bool
 }
 
 // bodyViews is the one seam between the body pane and the body formatters: it reads a
@@ -95,7 +133,7 @@ func bodyViews(ctx context.Context, h http.Header, b session.Body, opt bodyViewO
 	if ctx.Err() != nil {
 		return nil, ""
 	}
-	kind := content.Detect(h, data)
+	kind := bodyKind(h, data, opt.Request)
 	note := joinNotes(notes)
 	summary = kindName(kind)
 	if note != "" {
@@ -120,7 +158,9 @@ func bodyViews(ctx context.Context, h http.Header, b session.Body, opt bodyViewO
 		}
 		bv := BodyView{Name: v.Name, Text: v.Text, Lang: v.Lang, Partial: v.Partial || partial, Note: v.Note}
 		views = append(views, bv)
-		if v.Kind == content.KindJSON && v.Name == "JSON" && len(data) <= maxTreeBytes && ctx.Err() == nil {
+		if v.Kind == content.KindJSON && v.Name == "JSON" && len(data) <= maxTreeBytes && opt.LateTree {
+			views[len(views)-1].treeSrc = data
+		} else if v.Kind == content.KindJSON && v.Name == "JSON" && len(data) <= maxTreeBytes && ctx.Err() == nil {
 			if tr, err := render.ParseJSONTree(data); err == nil {
 				views = append(views, BodyView{Name: "Tree", Tree: tr, Lang: "json", Partial: partial, Note: note})
 			}
@@ -133,6 +173,16 @@ func bodyViews(ctx context.Context, h http.Header, b session.Body, opt bodyViewO
 	}
 	views = append(views, BodyView{Name: "Hex", Data: data, Partial: partial, Note: note})
 	return views, summary
+}
+
+// bodyKind is content.Detect, except that a response with a JSON Content-Type is JSON
+// without reading it: Detect would parse the whole body to tell a GraphQL request (tens of
+// milliseconds for 3 MB), and a response is never one (content.Views says JSON too).
+func bodyKind(h http.Header, data []byte, request bool) content.Kind {
+	if k, ok := content.KindOfType(content.MediaType(h.Get("Content-Type"))); ok && k == content.KindJSON && !request && len(data) > 0 {
+		return content.KindJSON
+	}
+	return content.Detect(h, data)
 }
 
 // rawBodyViews shows the bytes as they travelled: as text when they look like text, and

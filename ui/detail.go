@@ -185,18 +185,41 @@ func (b *bodyView) compute() {
 	ctx, cancel := context.WithCancel(context.Background())
 	b.cancel = cancel
 	cols, wrap := b.text.colsFor(b.text.box.Size().Width), b.text.wrap
+	// The view shown first is made and indexed first and installed; the JSON tree and the
+	// other views' row indexes follow (lateViews), unless the tree is the one shown.
+	last := b.last
+	opt.LateTree = last != "Tree"
 	job := func() {
 		var views []BodyView
 		var sum string
+		shown := 0
 		if ctx.Err() == nil {
 			views, sum = bodyViews(ctx, h, body, opt)
-			indexViews(ctx, views, cols, wrap)
+			shown = pickView(views, last)
+			if shown < len(views) && views[shown].Text != "" && ctx.Err() == nil {
+				views[shown].lines = render.NewLines(views[shown].Text, cols, wrap)
+			}
+		}
+		installed := make(chan bool, 1)
+		b.u.post(func() {
+			ok := gen == b.gen && ctx.Err() == nil
+			if ok {
+				b.install(views, sum)
+			}
+			installed <- ok
+		})
+		if <-installed && ctx.Err() == nil {
+			trees, lines := lateViews(ctx, views, shown, cols, wrap)
+			if len(trees) > 0 || len(lines) > 0 {
+				b.u.post(func() {
+					if gen == b.gen && ctx.Err() == nil {
+						b.installLate(trees, lines)
+					}
+				})
+			}
 		}
 		b.u.post(func() {
 			b.working = false
-			if gen == b.gen && ctx.Err() == nil {
-				b.install(views, sum)
-			}
 			if next := b.queued; next != nil {
 				b.queued, b.working = nil, true
 				b.jobs++
@@ -244,6 +267,33 @@ func (b *bodyView) install(views []BodyView, summary string) {
 	b.mode.Refresh()
 	b.info.SetText(summary)
 	b.showView()
+}
+
+// installLate adds what lateViews made to the views installed: the Tree after its JSON
+// view (the selection and the view shown stay) and the other views' row indexes.
+func (b *bodyView) installLate(trees map[int]BodyView, lines map[int]*render.Lines) {
+	for i, l := range lines {
+		if i < len(b.views) {
+			b.views[i].lines = l
+		}
+	}
+	if len(trees) == 0 {
+		return
+	}
+	var views []BodyView
+	for i, v := range b.views {
+		views = append(views, v)
+		if tr, ok := trees[i]; ok {
+			views = append(views, tr)
+		}
+	}
+	b.views = views
+	names := make([]string, len(views))
+	for i, v := range views {
+		names[i] = v.Name
+	}
+	b.mode.Options = names
+	b.mode.Refresh()
 }
 
 // View returns the view shown now.
@@ -337,14 +387,14 @@ func (b *bodyView) Find(q string) int {
 	return n
 }
 
-// FindNext moves to the next (+1) or previous (-1) matching row.
+// FindNext moves to the next (+1) or previous (-1) match.
 func (b *bodyView) FindNext(d int) {
 	if i := b.text.next(d); i > 0 {
 		txt := b.findCount.Text
 		if k := strings.Index(txt, " · "); k >= 0 {
 			txt = txt[k+len(" · "):]
 		}
-		b.findCount.SetText(fmt.Sprintf("row %d/%d · %s", i, len(b.text.hits), txt))
+		b.findCount.SetText(fmt.Sprintf("%d/%d · %s", i, len(b.text.hits), txt))
 	}
 }
 

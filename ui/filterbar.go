@@ -229,6 +229,9 @@ func (f *filterBar) rematch() {
 		case !needs:
 			return expr.MatchSummary(s)
 		}
+		if st := f.u.status; st != nil && st.rest.has(s.ID) {
+			return true // matched past the index bound ("Search the rest")
+		}
 		if full, ok := f.u.recent[s.ID]; ok {
 			return expr.Match(full)
 		}

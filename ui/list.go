@@ -25,6 +25,11 @@ const (
 	prefSortDesc = "list.sort.desc"
 )
 
+// defaultListSplit is the list's share of the list/detail split until the user drags it:
+// at 1280×820, 21 rows above a detail pane whose tables and bodies get 8 rows (at 0.72
+// they got 4, about 90 px, under the pane's own toolbars).
+const defaultListSplit = 0.62
+
 // cellPad is the horizontal space kept free on each side of a cell's text.
 const cellPad = 4
 

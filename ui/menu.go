@@ -142,7 +142,11 @@ func newMenus(u *UI) *menus {
 		item("Keyboard shortcuts", u.ShowShortcuts, nil),
 		item("Set up a client…", u.showSetup, nil),
 	)
-	m.main = fyne.NewMainMenu(file, edit, view, capture, tools, help)
+	menus := []*fyne.Menu{file, edit, view}
+	if u.intercept != nil {
+		menus = append(menus, u.intercept.menu)
+	}
+	m.main = fyne.NewMainMenu(append(menus, capture, tools, help)...)
 	m.refreshChecks()
 	return m
 }
@@ -190,7 +194,12 @@ func newToolbar(u *UI) *toolbar {
 	t.capture = newTipAction(u, theme.MediaPauseIcon(), "Pause capture (Ctrl+E)", u.ToggleCapture)
 	t.follow = newTipAction(u, theme.MoveDownIcon(), "Follow newest (Ctrl+G)", func() { u.setFollow(!u.following) })
 	t.paused = &pausedItem{u: u}
-	t.bar = widget.NewToolbar(
+	var items []widget.ToolbarItem
+	if u.intercept != nil {
+		// First: it is how traffic gets in.
+		items = append(items, u.intercept.toolbarItem(), widget.NewToolbarSeparator())
+	}
+	t.bar = widget.NewToolbar(append(items,
 		t.capture,
 		newTipAction(u, theme.DeleteIcon(), "Clear all sessions (Ctrl+Shift+X)", u.confirmClear),
 		widget.NewToolbarSeparator(),
@@ -206,7 +215,7 @@ func newToolbar(u *UI) *toolbar {
 		widget.NewToolbarSeparator(),
 		t.follow,
 		newTipAction(u, theme.HelpIcon(), "Set up a client", u.showSetup),
-	)
+	)...)
 	return t
 }
 

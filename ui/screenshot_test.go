@@ -69,7 +69,7 @@ func TestRenderScreenshots(t *testing.T) {
 		u.detail.req.tabs.SelectIndex(req)
 		u.detail.resp.tabs.SelectIndex(resp)
 	}
-	// The detail pane dragged taller than its default (which leaves the list 25 rows).
+	// The detail pane dragged taller than its default (which leaves the list 21 rows).
 	u.listSplit.SetOffset(0.42)
 	// Request headers beside the pretty JSON response body.
 	u.SelectID(find("/api/users?"))
@@ -118,7 +118,7 @@ func TestRenderScreenshots(t *testing.T) {
 	u.detail.resp.body.closeFind()
 
 	// A multi-selection and its context menu, at the default split.
-	u.listSplit.SetOffset(0.72)
+	u.listSplit.SetOffset(defaultListSplit)
 	u.setFollow(false)
 	u.model.SelectOnly(u.model.At(1).ID)
 	u.model.ExtendTo(u.model.At(3).ID)

@@ -9,6 +9,7 @@ import (
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/driver/desktop"
 	"fyne.io/fyne/v2/widget"
 
 	"inspector/engine/session"
@@ -44,7 +45,7 @@ type searchHit struct {
 type searchWindow struct {
 	u      *UI
 	win    fyne.Window
-	entry  *widget.Entry
+	entry  *windowEntry
 	status *widget.Label
 	list   *widget.List
 
@@ -69,7 +70,7 @@ func (u *UI) OpenSearch() {
 		return
 	}
 	s := &searchWindow{u: u, count: 0}
-	s.entry = widget.NewEntry()
+	s.entry = newWindowEntry(func() { s.win.Close() })
 	s.entry.SetPlaceHolder("Search URLs, headers and bodies of every session")
 	s.entry.OnChanged = s.typed
 	s.entry.OnSubmitted = func(string) { s.choose(0) }
@@ -92,6 +93,36 @@ func (u *UI) OpenSearch() {
 	u.search = s
 	s.win.Show()
 	s.win.Canvas().Focus(s.entry)
+}
+
+// windowEntry is the one field of a small window: Esc and Ctrl+W (Cmd+W) close the
+// window. A focused entry takes every key and shortcut, so the window's own Ctrl+W and
+// Esc (closeKeys) never saw them while the field had the keyboard.
+type windowEntry struct {
+	widget.Entry
+	close func()
+}
+
+func newWindowEntry(close func()) *windowEntry {
+	e := &windowEntry{close: close}
+	e.ExtendBaseWidget(e)
+	return e
+}
+
+func (e *windowEntry) TypedKey(k *fyne.KeyEvent) {
+	if k.Name == fyne.KeyEscape {
+		e.close()
+		return
+	}
+	e.Entry.TypedKey(k)
+}
+
+func (e *windowEntry) TypedShortcut(sc fyne.Shortcut) {
+	if cs, ok := sc.(*desktop.CustomShortcut); ok && cs.KeyName == fyne.KeyW && cs.Modifier == fyne.KeyModifierShortcutDefault {
+		e.close()
+		return
+	}
+	e.Entry.TypedShortcut(sc)
 }
 
 // typed restarts the debounce timer; the query runs searchDebounce after the last key.

@@ -11,7 +11,6 @@ import (
 	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/widget"
 
-	"inspector/filter"
 	"inspector/ui/viewmodel"
 )
 
@@ -31,6 +30,7 @@ type statusBar struct {
 
 	note     *widget.Label // flashed messages ("Copied URL")
 	flashGen int
+	rest     *restSearch // "Search the rest" of the bodies past the index bound
 }
 
 func newStatusBar(u *UI) *statusBar {
@@ -41,9 +41,10 @@ func newStatusBar(u *UI) *statusBar {
 	s.note = widget.NewLabel("")
 	s.note.Importance = widget.SuccessImportance
 	s.note.Hide()
+	s.rest = newRestSearch(u)
 	s.caBtn.Importance = widget.LowImportance
 	s.proxyBtn.Importance = widget.LowImportance
-	s.box = container.NewBorder(nil, nil, nil, container.NewHBox(s.note, s.caLabel, s.caBtn, s.proxyBtn), s.label)
+	s.box = container.NewBorder(nil, nil, nil, container.NewHBox(s.rest.btn, s.note, s.caLabel, s.caBtn, s.proxyBtn), s.label)
 	s.refreshOS()
 	s.update()
 	return s
@@ -156,11 +157,14 @@ func (s *statusBar) countText() string {
 		text := fmt.Sprintf("%d of %d shown", shown, all)
 		if e := s.u.filter.expr; e != nil && e.TextClauses() != nil {
 			// Said where the result is read, so a miss past the bound is not taken for
-			// an absence.
-			text += fmt.Sprintf(" (body: and text: look at the first %d KiB of each body)", filter.MaxSearchBody>>10)
+			// an absence; the rest can be searched (searchrest.go).
+			text += s.rest.text()
+		} else {
+			s.rest.btn.Hide()
 		}
 		return text
 	}
+	s.rest.btn.Hide()
 	return plural(max(shown, all), "session", "sessions")
 }
 

@@ -19,18 +19,21 @@ import (
 // where only the rows on screen exist, so a multi-megabyte text (or a single 3 MB line)
 // costs what a screenful costs. Lines are wrapped at the view width (or, with wrapping
 // off, clipped there); the rows come from a render.Lines index or a hex dump drawn on
-// demand. Find highlights matching rows.
+// demand. Find marks each match itself (a hex dump: its row).
 type textView struct {
-	u     *UI
-	list  *widget.List
-	box   fyne.CanvasObject
-	src   render.LineSource
-	text  string // the full text ("" for a hex source)
-	wrap  bool
-	cols  int // characters per visual row as last laid out
-	rows  *render.Lines
-	hits  []int // visual rows holding a find match, ascending
-	cur   int   // index into hits of the current match, -1 none
+	u    *UI
+	list *widget.List
+	box  fyne.CanvasObject
+	src  render.LineSource
+	text string // the full text ("" for a hex source)
+	wrap bool
+	cols int // characters per visual row as last laid out
+	rows *render.Lines
+	hits []int // the visual row of each find match (where it starts), ascending
+	cur  int   // index into hits of the current match, -1 none
+	// marks are the find matches' column ranges per visual row (text; a hex dump marks
+	// whole rows): a match that wraps has a range on each of its rows.
+	marks map[int][]findMark
 	charW float32
 	// charSize is the text size charW was measured at.
 	charSize float32
@@ -84,13 +87,15 @@ func (t *textView) updateRow(i widget.ListItemID, o fyne.CanvasObject) {
 	} else {
 		spans = []render.Span{{Text: line}}
 	}
-	switch k := sort.SearchInts(t.hits, i); {
-	case k < len(t.hits) && t.hits[k] == i && t.cur >= 0 && t.hits[t.cur] == i:
-		r.bg.FillColor = currentMatch
-	case k < len(t.hits) && t.hits[k] == i:
-		r.bg.FillColor = otherMatch
-	default:
-		r.bg.FillColor = color.Transparent
+	r.bg.FillColor = color.Transparent
+	r.marks = r.marks[:0]
+	if t.rows != nil {
+		r.marks = append(r.marks, t.marks[i]...)
+	} else if k := sort.SearchInts(t.hits, i); k < len(t.hits) && t.hits[k] == i {
+		r.bg.FillColor = otherMatch // a hex row
+		if t.cur >= 0 && t.hits[t.cur] == i {
+			r.bg.FillColor = currentMatch
+		}
 	}
 	r.set(spans)
 }
@@ -144,14 +149,20 @@ func tokenColor(c render.TokenClass) color.Color {
 	return theme.Color(theme.ColorNameForeground)
 }
 
-// textRow is one visual row: a background (find marks) and the row's spans, placed by
-// the monospace character width.
+// findMark is one find match's part of a visual row: columns [from, to), tabs expanded
+// as drawn; match is its index in textView.hits (the current one is drawn orange).
+type findMark struct{ from, to, match int }
+
+// textRow is one visual row: a background (a hex row's find mark), the find marks of
+// matches and the row's spans, placed by the monospace character width.
 type textRow struct {
 	widget.BaseWidget
-	t    *textView
-	bg   *canvas.Rectangle
-	segs []*canvas.Text
-	n    int // segments in use
+	t     *textView
+	bg    *canvas.Rectangle
+	marks []findMark
+	rects []*canvas.Rectangle
+	segs  []*canvas.Text
+	n     int // segments in use
 }
 
 func newTextRow(t *textView) *textRow {
@@ -161,6 +172,15 @@ func newTextRow(t *textView) *textRow {
 }
 
 func (r *textRow) set(spans []render.Span) {
+	for len(r.rects) < len(r.marks) {
+		r.rects = append(r.rects, canvas.NewRectangle(otherMatch))
+	}
+	for k, m := range r.marks {
+		r.rects[k].FillColor = otherMatch
+		if m.match == r.t.cur {
+			r.rects[k].FillColor = currentMatch
+		}
+	}
 	for len(r.segs) < len(spans) {
 		tx := canvas.NewText("", theme.Color(theme.ColorNameForeground))
 		tx.TextStyle = fyne.TextStyle{Monospace: true}
@@ -198,6 +218,9 @@ func (rr *textRowRenderer) MinSize() fyne.Size { return rr.r.MinSize() }
 
 func (rr *textRowRenderer) Objects() []fyne.CanvasObject {
 	objs := []fyne.CanvasObject{rr.r.bg}
+	for _, m := range rr.r.rects {
+		objs = append(objs, m)
+	}
 	for _, s := range rr.r.segs {
 		objs = append(objs, s)
 	}
@@ -211,6 +234,16 @@ func (rr *textRowRenderer) Layout(size fyne.Size) {
 	cw := r.t.charWidth()
 	h := fyne.MeasureText("Mg", ts, fyne.TextStyle{Monospace: true}).Height
 	x := 2 * theme.Padding()
+	for k, m := range r.rects {
+		if k >= len(r.marks) {
+			m.Hide()
+			continue
+		}
+		mk := r.marks[k]
+		m.Move(fyne.NewPos(x+float32(mk.from)*cw, 0))
+		m.Resize(fyne.NewSize(float32(mk.to-mk.from)*cw, size.Height))
+		m.Show()
+	}
 	for k, s := range r.segs {
 		s.TextSize = ts
 		if k >= r.n {
@@ -228,6 +261,9 @@ func (rr *textRowRenderer) Layout(size fyne.Size) {
 func (rr *textRowRenderer) Refresh() {
 	rr.Layout(rr.r.Size())
 	rr.r.bg.Refresh()
+	for _, m := range rr.r.rects[:min(len(rr.r.marks), len(rr.r.rects))] {
+		m.Refresh()
+	}
 	for _, s := range rr.r.segs[:rr.r.n] {
 		s.Refresh()
 	}
@@ -240,7 +276,7 @@ func (t *textView) set(s string) { t.setIndexed(s, nil) }
 // wrapping (off the UI goroutine), else indexes it.
 func (t *textView) setIndexed(s string, rows *render.Lines) {
 	t.text = s
-	t.hits, t.cur = nil, -1
+	t.hits, t.cur, t.marks = nil, -1, nil
 	clear(t.spans)
 	t.lineSpans = cachedSpans{}
 	cols := t.colsFor(t.box.Size().Width)
@@ -257,7 +293,7 @@ func (t *textView) setIndexed(s string, rows *render.Lines) {
 // setSource shows lines that are not one text (a hex dump).
 func (t *textView) setSource(src render.LineSource) {
 	t.text, t.rows = "", nil
-	t.hits, t.cur = nil, -1
+	t.hits, t.cur, t.marks = nil, -1, nil
 	t.src = src
 	t.list.ScrollToTop()
 	t.list.Refresh()
@@ -306,7 +342,7 @@ func (t *textView) relayout(w float32) {
 	t.cols = c
 	t.rows = render.NewLines(t.text, c, t.wrap)
 	t.src = t.rows
-	t.hits = nil
+	t.hits, t.cur, t.marks = nil, -1, nil
 	t.list.Refresh()
 }
 
@@ -335,7 +371,7 @@ func (w *widthWatcher) Resize(s fyne.Size) {
 // find marks the rows matching q (case-insensitive) and returns how many matches there
 // are (bounded by render.MaxMatches).
 func (t *textView) find(q string) int {
-	t.hits, t.cur = nil, -1
+	t.hits, t.cur, t.marks = nil, -1, nil
 	if q == "" || t.src == nil {
 		t.list.Refresh()
 		return 0
@@ -344,11 +380,11 @@ func (t *textView) find(q string) int {
 	if t.rows != nil {
 		offs := render.FindAll(t.text, q, render.MaxMatches)
 		n = len(offs)
-		for _, off := range offs {
+		t.marks = make(map[int][]findMark, n)
+		for k, off := range offs {
 			r := t.rows.RowOf(off)
-			if len(t.hits) == 0 || t.hits[len(t.hits)-1] != r {
-				t.hits = append(t.hits, r)
-			}
+			t.hits = append(t.hits, r)
+			t.markMatch(k, r, off, off+len(q))
 		}
 	} else if hs, ok := t.src.(*render.HexLines); ok {
 		t.hits = hs.Find(q, render.MaxMatches)
@@ -362,8 +398,31 @@ func (t *textView) find(q string) int {
 	return n
 }
 
-// next moves to the next (+1) or previous (-1) matching row; it returns the 1-based
-// position of the current match row, or 0.
+// markMatch records match k, bytes [from, to) of the text starting on visual row r, as
+// column ranges of each row it covers.
+func (t *textView) markMatch(k, r, from, to int) {
+	for ; r < t.rows.Len(); r++ {
+		start, end := t.rows.Span(r)
+		if start >= to {
+			return
+		}
+		a, b := max(from, start), min(to, end)
+		if b > a {
+			t.marks[r] = append(t.marks[r], findMark{from: drawnCols(t.text[start:a]), to: drawnCols(t.text[start:b]), match: k})
+		}
+		if end >= to {
+			return
+		}
+	}
+}
+
+// drawnCols is the number of columns s takes as a row draws it (a tab is four).
+func drawnCols(s string) int {
+	return utf8.RuneCountInString(s) + 3*strings.Count(s, "\t")
+}
+
+// next moves to the next (+1) or previous (-1) match; it returns the 1-based position of
+// the current match, or 0.
 func (t *textView) next(d int) int {
 	if len(t.hits) == 0 {
 		return 0

@@ -153,6 +153,9 @@ type Deps struct {
 	// contract), nil while the stored sessions are still being read; a nil Contract
 	// disables the item.
 	Contract func() *contract.Inferrer
+	// Intercept starts intercepted clients (the Intercept menu and its toolbar button);
+	// nil hides them.
+	Intercept Interceptor
 	// Retention shows and changes the store's retention limits (Tools ▸ Settings…); nil
 	// disables the item.
 	Retention Retention
@@ -222,6 +225,8 @@ type UI struct {
 	confirmDlg *dialog.ConfirmDialog
 	// viewers are the read-only windows opened from this one.
 	viewers []*UI
+	// intercept is the Intercept menu (intercept.go), nil without Deps.Intercept.
+	intercept *intercept
 
 	pump  *viewmodel.Pump
 	debug *debugViews
@@ -263,6 +268,7 @@ func New(a fyne.App, w fyne.Window, d Deps) *UI {
 	u.hosts = newHostList(u)
 	u.start = newStartPage(u)
 	u.debug = newDebugViews(u, d.Debug)
+	u.intercept = newIntercept(u)
 	u.tools = newToolbar(u)
 	u.menus = newMenus(u)
 	u.updateCaptureButton()
@@ -276,7 +282,7 @@ func New(a fyne.App, w fyne.Window, d Deps) *UI {
 		top = u.hostSplit
 	}
 	u.listSplit = container.NewVSplit(top, u.detail.object())
-	u.listSplit.SetOffset(u.prefs.FloatWithFallback(prefSplitList, 0.72))
+	u.listSplit.SetOffset(u.prefs.FloatWithFallback(prefSplitList, defaultListSplit))
 	u.health = newHealthBanner(u)
 	u.content = container.NewBorder(
 		container.NewVBox(container.NewBorder(nil, nil, u.tools.object(), nil, u.filter.object()), u.health.box),

@@ -596,7 +596,7 @@ func TestFindInBody(t *testing.T) {
 	b.FindNext(1)
 	b.FindNext(-1)
 	b.FindNext(-1)
-	if !strings.HasPrefix(b.findCount.Text, "row 50/50") {
+	if !strings.HasPrefix(b.findCount.Text, "50/50 · ") {
 		t.Fatalf("after next, prev, prev: %q", b.findCount.Text)
 	}
 	b.mode.SetSelected("Hex")

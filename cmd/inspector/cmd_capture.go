@@ -66,21 +66,60 @@ func (inst *instance) startWireGuard(addr string) error {
 	if ip := net.ParseIP(host); host != "" && (ip == nil || !ip.IsUnspecified()) {
 		return usagef("--wireguard %s: WireGuard mode listens on every address; give :%d", addr, port)
 	}
+	if err := inst.wireGuardOn(port); err != nil {
+		return fmt.Errorf("--wireguard: %w", err)
+	}
+	return nil
+}
+
+// wireGuardOn starts WireGuard mode on UDP port with the peers of DATA_DIR/wireguard, or
+// restarts it on its port so that it knows peers added since (the window's Phone over
+// WireGuard… adds them while the instance runs; devices reconnect on their own).
+func (inst *instance) wireGuardOn(port int) error {
+	inst.wgMu.Lock()
+	defer inst.wgMu.Unlock()
 	keys, err := wireguard.LoadKeys(filepath.Join(inst.dataDir, "wireguard"))
 	if err != nil {
-		return fmt.Errorf("--wireguard: %w", err)
+		return err
+	}
+	if inst.wg != nil {
+		port = inst.wg.Port()
+		inst.wg.Close()
+		inst.wg = nil
 	}
 	logf := func(f string, a ...any) { fmt.Fprintf(stderr, "inspector: "+f+"\n", a...) }
 	rc, _ := os.ReadFile("/etc/resolv.conf")
 	ts := transparent.New(inst.engine, nil, transparent.Options{Via: "wireguard", Logf: logf})
 	srv, err := wireguard.Start(keys, ts, wireguard.Options{Port: port, DNS: transparent.SystemResolver(rc), Logf: logf})
 	if err != nil {
-		return fmt.Errorf("--wireguard: %w", err)
+		return err
 	}
-	inst.stops = append(inst.stops, srv.Close)
+	inst.wg = srv
 	fmt.Fprintf(stderr, "inspector: WireGuard mode on UDP port %d, %s (inspector wireguard config --name NAME prints a device's configuration)\n",
 		srv.Port(), plural(uint64(len(keys.Peers)), "peer", "peers"))
 	return nil
+}
+
+// wireGuardOff ends WireGuard mode (instance shutdown).
+func (inst *instance) wireGuardOff() error {
+	inst.wgMu.Lock()
+	defer inst.wgMu.Unlock()
+	if inst.wg == nil {
+		return nil
+	}
+	err := inst.wg.Close()
+	inst.wg = nil
+	return err
+}
+
+// wireGuardPort is WireGuard mode's UDP port, 0 while it is off.
+func (inst *instance) wireGuardPort() int {
+	inst.wgMu.Lock()
+	defer inst.wgMu.Unlock()
+	if inst.wg == nil {
+		return 0
+	}
+	return inst.wg.Port()
 }
 
 func loopbackAddr(addr string) bool {

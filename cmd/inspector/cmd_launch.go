@@ -154,13 +154,20 @@ func envVars(dataDir, proxy string) ([]launch.Var, error) {
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	files, err := launch.MakeFiles(ctx, filepath.Join(dataDir, "launch", "env"), caPEM, launch.SystemRootsPEM())
+	files, err := envFiles(dataDir, caPEM)
 	if err != nil {
 		return nil, err
 	}
 	return launch.Env(proxy, files), nil
+}
+
+// envFiles writes the CA, the bundle of the system's roots plus the CA, and the Java
+// truststore under DATA_DIR/launch/env: the files the variables of `inspector env` and
+// `inspector run` point at.
+func envFiles(dataDir string, caPEM []byte) (launch.EnvFiles, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	return launch.MakeFiles(ctx, filepath.Join(dataDir, "launch", "env"), caPEM, launch.SystemRootsPEM())
 }
 
 func runningProxy(dir string) (string, error) {
@@ -259,34 +266,54 @@ func launchTerminal(dir string, extra []string) error {
 	if err != nil {
 		return err
 	}
-	vs, err := envVars(dir, proxy)
+	msg, err := openTerminal(dir, proxy, extra)
 	if err != nil {
 		return err
+	}
+	fmt.Fprintln(stdout, msg)
+	return nil
+}
+
+// findTerminal is the first terminal of terminals on PATH: its path and its arguments
+// before a command. The error names what was looked for.
+func findTerminal() (string, []string, error) {
+	var looked []string
+	for _, t := range terminals {
+		looked = append(looked, t[0])
+		if p, err := exec.LookPath(t[0]); err == nil {
+			return p, t, nil
+		}
+	}
+	return "", nil, fmt.Errorf("no terminal found (looked for %s); in the current shell run: eval \"$(inspector env)\"", strings.Join(looked, ", "))
+}
+
+// openTerminal opens a terminal whose shell goes through proxy and trusts dir's CA, and
+// says in one line what it opened.
+func openTerminal(dir, proxy string, extra []string) (string, error) {
+	p, t, err := findTerminal()
+	if err != nil {
+		return "", err
+	}
+	vs, err := envVars(dir, proxy)
+	if err != nil {
+		return "", err
 	}
 	env := os.Environ()
 	for _, v := range vs {
 		env = append(env, v.Name+"="+v.Value)
 	}
-	var looked []string
-	for _, t := range terminals {
-		looked = append(looked, t[0])
-		if p, err := exec.LookPath(t[0]); err == nil {
-			cmd := exec.Command(p, t[1:]...)
-			if len(extra) > 0 {
-				cmd.Args = append(cmd.Args, extra...)
-			} else if len(t) == 1 {
-				cmd.Args = cmd.Args[:1]
-			} else {
-				cmd.Args = append(cmd.Args, os.Getenv("SHELL"))
-			}
-			cmd.Env = env
-			if err := cmd.Start(); err != nil {
-				return err
-			}
-			go cmd.Wait()
-			fmt.Fprintf(stdout, "opened %s (process %d) going through %s\n", t[0], cmd.Process.Pid, proxy)
-			return nil
-		}
+	cmd := exec.Command(p, t[1:]...)
+	if len(extra) > 0 {
+		cmd.Args = append(cmd.Args, extra...)
+	} else if len(t) == 1 {
+		cmd.Args = cmd.Args[:1]
+	} else {
+		cmd.Args = append(cmd.Args, os.Getenv("SHELL"))
 	}
-	return fmt.Errorf("no terminal found (looked for %s); in the current shell run: eval \"$(inspector env)\"", strings.Join(looked, ", "))
+	cmd.Env = env
+	if err := cmd.Start(); err != nil {
+		return "", err
+	}
+	go cmd.Wait()
+	return fmt.Sprintf("opened %s (process %d) going through %s", t[0], cmd.Process.Pid, proxy), nil
 }

@@ -14,8 +14,7 @@ import (
 
 	"inspector/engine"
 	"inspector/engine/transparent"
-	"inspector/platform/linux"
-	"inspector/rootca"
+	"inspector/store"
 )
 
 func init() {
@@ -26,23 +25,8 @@ func init() {
 // instance for the time CMD runs, with CMD in a network namespace whose TCP goes to the
 // instance's transparent listener and whose DNS goes to a forwarder of the instance.
 func runRun(args []string) error {
-	fs := newFlagSet("run")
-	dataDir := dataDirFlag(fs)
-	var f instanceFlags
-	fs.StringVar(&f.listen, "listen", "127.0.0.1:0", "proxy listener address of the instance (CMD does not need it)")
-	fs.StringVar(&f.upstreamCA, "upstream-ca", "", "PEM file of extra roots trusted for origins")
-	fs.StringVar(&f.upstreamInsecure, "upstream-insecure", "", "comma list of host globs whose certificate errors are ignored")
-	fs.StringVar(&f.noDecrypt, "no-decrypt", "", "comma list of host globs tunnelled without decryption")
-	fs.StringVar(&f.upstreamProto, "upstream-proto", "auto", "protocol towards origins: auto, h1, h2, h3")
-	fs.Int64Var(&f.captureLimit, "capture-limit", 1<<20, "bytes of each body kept in memory per session (-1: none)")
-	fs.Int64Var(&f.spillLimit, "spill-limit", 64<<20, "bytes of each body kept in all")
-	fs.IntVar(&f.leafDays, "leaf-days", rootca.MaxLeafDays, "days each minted certificate lasts, 1 to 47")
-	dns := fs.String("dns", "", "resolver for CMD's DNS queries, host:port (default: the first nameserver of /etc/resolv.conf)")
-	quiet := fs.Bool("quiet", false, "print nothing but CMD's own output")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: inspector run [flags] -- CMD [ARGS]")
-		fs.PrintDefaults()
-	}
+	rf := runFlagSet()
+	fs, f := rf.fs, rf.f
 	// Flags end at "--" or at CMD: CMD's own flags are its business.
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -50,6 +34,7 @@ func runRun(args []string) error {
 		}
 		return usageError{err.Error()}
 	}
+	quiet := *rf.quiet
 	argv := fs.Args()
 	if len(argv) == 0 {
 		return usagef("run: no command given (inspector run [flags] -- CMD [ARGS])")
@@ -58,69 +43,40 @@ func runRun(args []string) error {
 	if err != nil {
 		return fmt.Errorf("run: %w", err)
 	}
-	dir, err := dataDir()
+	dir, err := rf.dataDir()
 	if err != nil {
 		return err
 	}
-	upstreamDNS := *dns
-	if upstreamDNS == "" {
-		rc, _ := os.ReadFile("/etc/resolv.conf")
-		upstreamDNS = transparent.SystemResolver(rc)
-	} else if _, _, err := net.SplitHostPort(upstreamDNS); err != nil {
-		return usagef("run: --dns %q is not host:port", upstreamDNS)
-	}
-
-	// The namespace first: when it cannot be made nothing else is started.
-	ns, err := linux.NewNetns()
+	upstreamDNS, err := runResolver(*rf.dns)
 	if err != nil {
-		if errors.Is(err, linux.ErrNetnsPermission) {
-			return fmt.Errorf("run: %v; without it, `inspector launch terminal` opens a terminal whose programs use the proxy settings", err)
-		}
-		return fmt.Errorf("run: %w", err)
-	}
-	defer ns.Close()
-	var ln net.Listener
-	var pcs []net.PacketConn
-	var dnsPort uint16
-	if err := ns.Do(func() (err error) {
-		if ln, err = net.Listen("tcp", ":0"); err != nil {
-			return err
-		}
-		if pcs, dnsPort, err = transparent.ListenDNS(); err != nil {
-			ln.Close()
-		}
 		return err
-	}); err != nil {
-		return fmt.Errorf("run: listeners in the namespace: %w", err)
-	}
-	defer ln.Close()
-	rules := linux.Redirect{TCPPort: uint16(ln.Addr().(*net.TCPAddr).Port), RejectUDP443: true}
-	if upstreamDNS != "" {
-		rules.DNSPort = dnsPort
-	}
-	if err := ns.Apply(rules); err != nil {
-		return fmt.Errorf("run: %w", err)
 	}
 	logf := func(format string, a ...any) {
-		if !*quiet {
+		if !quiet {
 			fmt.Fprintf(stderr, "inspector: "+format+"\n", a...)
 		}
 	}
-	fwd := transparent.NewDNSForwarder(upstreamDNS, logf, pcs...) // closes pcs
-	defer fwd.Close()
-
-	f.headless = true
-	inst, err := startInstance(dir, f)
+	// The namespace first: when it cannot be made nothing else is started.
+	ns, err := newNSRun(upstreamDNS, logf)
 	if err != nil {
 		return err
 	}
-	inst.engine.Reserve(ln.Addr().String())
-	env, err := caEnv(dir, inst.ca)
+	if f.limits, err = rf.limits(dir); err != nil {
+		ns.close()
+		return err
+	}
+	f.headless = true
+	inst, err := startInstance(dir, *f)
 	if err != nil {
-		return errors.Join(fmt.Errorf("run: CA bundle: %w", err), inst.shutdown())
+		ns.close()
+		return err
+	}
+	env, err := nsRunEnv(dir, inst.ca.PEM())
+	if err != nil {
+		ns.close()
+		return errors.Join(err, inst.shutdown())
 	}
 	name := filepath.Base(argv[0])
-	srv := transparent.New(inst.engine, ln, transparent.Options{Via: "run", Client: name, Resolve: fwd.Resolve, Logf: logf})
 	var captured atomic.Uint64
 	inst.engine.Observe(engine.ObserverFunc(func(ev engine.Event) {
 		if ev.Kind == engine.EventComplete && ev.Session != nil && ev.Session.Client.Process == name {
@@ -129,33 +85,29 @@ func runRun(args []string) error {
 	}))
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- inst.engine.Serve() }()
-	srvDone := make(chan error, 1)
-	go func() { srvDone <- srv.Serve() }()
 
 	cmd := exec.Command(path, argv[1:]...)
 	cmd.Args[0] = argv[0]
-	cmd.Env = append(os.Environ(), env...)
+	cmd.Env = env
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	// CMD dies with this process, even by kill -9: the signal goes when the namespace's
-	// thread, which starts it, ends.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	// Ctrl-C reaches CMD from the terminal; this process waits for CMD to end instead.
 	sig := make(chan os.Signal, 4)
 	signal.Notify(sig, os.Interrupt, syscall.SIGQUIT, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sig)
-	if err := ns.Do(cmd.Start); err != nil {
-		srv.Close()
-		<-srvDone
-		fwd.Close()
-		return errors.Join(fmt.Errorf("run: %w", err), inst.shutdown())
+	if err := ns.start(inst.engine, name, cmd, logf); err != nil {
+		return errors.Join(err, inst.shutdown())
 	}
-	waitErr := make(chan error, 1)
-	go func() { waitErr <- cmd.Wait() }()
-	var werr error
+	type result struct{ werr, err error }
+	done := make(chan result, 1)
+	go func() {
+		werr, err := ns.wait()
+		done <- result{werr, err}
+	}()
+	var res result
 wait:
 	for {
 		select {
-		case werr = <-waitErr:
+		case res = <-done:
 			break wait
 		case s := <-sig:
 			if s == syscall.SIGTERM || s == syscall.SIGHUP {
@@ -163,24 +115,57 @@ wait:
 			}
 		}
 	}
-	srv.Close()
-	srvErr := <-srvDone
-	fwd.Close()
-	ns.Close()
 	err = inst.shutdown()
 	<-serveErr
-	if !*quiet {
+	if !quiet {
 		fmt.Fprintf(stderr, "inspector: %s captured from %s (inspector sessions --data-dir %s)\n", plural(captured.Load(), "session", "sessions"), name, dir)
 	}
-	if err = errors.Join(err, srvErr); err != nil {
+	if err = errors.Join(err, res.err); err != nil {
 		return err
 	}
 	var ee *exec.ExitError
-	if errors.As(werr, &ee) {
+	if errors.As(res.werr, &ee) {
 		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 			return exitStatus(128 + int(ws.Signal()))
 		}
 		return exitStatus(ee.ExitCode())
 	}
-	return werr
+	return res.werr
+}
+
+// runFlags are the flags of `inspector run`: the engine's flags as the main command has
+// them (engineFlags), the retention flags, and run's own.
+type runFlags struct {
+	fs      *flag.FlagSet
+	f       *instanceFlags
+	dataDir func() (string, error)
+	limits  func(string) (store.Limits, error)
+	dns     *string
+	quiet   *bool
+}
+
+func runFlagSet() runFlags {
+	fs := newFlagSet("run")
+	rf := runFlags{fs: fs, f: new(instanceFlags), dataDir: dataDirFlag(fs)}
+	engineFlags(fs, rf.f, "127.0.0.1:0", "proxy listener address of the instance (CMD does not need it)")
+	rf.limits = retentionFlags(fs)
+	rf.dns = fs.String("dns", "", "resolver for CMD's DNS queries, host:port (default: the first nameserver of /etc/resolv.conf)")
+	rf.quiet = fs.Bool("quiet", false, "print nothing but CMD's own output")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: inspector run [flags] -- CMD [ARGS]")
+		fs.PrintDefaults()
+	}
+	return rf
+}
+
+// runResolver is the resolver a namespace's DNS goes to: --dns, else /etc/resolv.conf's.
+func runResolver(dns string) (string, error) {
+	if dns == "" {
+		rc, _ := os.ReadFile("/etc/resolv.conf")
+		return transparent.SystemResolver(rc), nil
+	}
+	if _, _, err := net.SplitHostPort(dns); err != nil {
+		return "", usagef("run: --dns %q is not host:port", dns)
+	}
+	return dns, nil
 }

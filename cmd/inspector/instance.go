@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/x509"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -20,6 +22,7 @@ import (
 	"inspector/engine/hooks/script"
 	"inspector/engine/netprofile"
 	"inspector/engine/session"
+	"inspector/engine/wireguard"
 	"inspector/platform"
 	"inspector/redact"
 	"inspector/rootca"
@@ -60,6 +63,10 @@ type instance struct {
 	launcher *launcher
 	// socks is the --listen-socks listener (nil without).
 	socks *engine.SOCKS
+	// wg is WireGuard mode's endpoint (--wireguard, or turned on from the window), nil
+	// while it is off.
+	wgMu sync.Mutex
+	wg   *wireguard.Server
 
 	// keyLog is the TLS key-log file and switch (keylog.go).
 	keyLog *keyLogSwitch
@@ -87,49 +94,7 @@ type instanceFlags struct {
 
 // runInstance runs the proxy with a window, or headless.
 func runInstance(args []string) error {
-	fs := newFlagSet("")
-	var f instanceFlags
-	dataDir := dataDirFlag(fs)
-	fs.BoolVar(&f.headless, "headless", false, "run without a window")
-	fs.Func("script", "load a JavaScript addon `FILE` (repeatable; DATA-DIR/scripts/*.js load too)", func(v string) error {
-		f.scripts = append(f.scripts, v)
-		return nil
-	})
-	fs.StringVar(&f.networkProfile, "network-profile", "", "emulate network conditions: a preset (3G, Slow 3G, Slow 4G, 4G, Lossy Wi-Fi, Offline), bw:KBPS[,up:KBPS][,latency:MS][,hosts:GLOB|GLOB][,url:REGEX]..., or none")
-	fs.BoolVar(&f.mcpWrites, "mcp-writes", false, "let MCP clients of /api/v1/mcp use the tools that change anything (breakpoints, resume, replay, send, rules)")
-	fs.StringVar(&f.keylog, "keylog", os.Getenv("SSLKEYLOGFILE"), "append the TLS secrets of both legs to `FILE` as NSS key-log lines, for Wireshark (default: $SSLKEYLOGFILE)")
-	fs.BoolVar(&f.mcpNoRedact, "mcp-no-redact", false, "answer MCP clients of /api/v1/mcp with secrets unmasked (masking is on by default)")
-	fs.StringVar(&f.listen, "listen", "127.0.0.1:8080", "proxy listener address (port 0 picks a free port)")
-	fs.StringVar(&f.listenSocks, "listen-socks", "", "also accept SOCKS5 clients on this address (loopback unless --allow-remote; user/password when --proxy-auth is set)")
-	fs.Func("leaf-days", "days each minted certificate lasts, 1 to 47 (default 47; browsers refuse longer ones)", func(v string) error {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > rootca.MaxLeafDays {
-			return fmt.Errorf("--leaf-days %s: want 1 to %d days (browsers refuse longer leaves)", v, rootca.MaxLeafDays)
-		}
-		f.leafDays = n
-		return nil
-	})
-	fs.BoolVar(&f.allowRemote, "allow-remote", false, "allow a non-loopback --listen address")
-	fs.StringVar(&f.proxyAuth, "proxy-auth", "", "USER:PASSWORD proxy clients must send, or none (default: on with --allow-remote, generated in DATA-DIR/proxy-auth)")
-	fs.StringVar(&f.upstreamCA, "upstream-ca", "", "PEM file of extra roots trusted for origins")
-	fs.StringVar(&f.upstreamInsecure, "upstream-insecure", "", "comma list of host globs whose certificate errors are ignored")
-	fs.StringVar(&f.noDecrypt, "no-decrypt", "", "comma list of host globs tunnelled without decryption")
-	fs.StringVar(&f.fingerprint, "fingerprint", "mirror", "TLS ClientHello towards origins: mirror (the client's, the default) or go (Go's own; see docs/fingerprint.md)")
-	fs.StringVar(&f.fingerprintGo, "fingerprint-go", "", "comma list of host globs that get Go's ClientHello whatever --fingerprint says")
-	fs.StringVar(&f.upstreamProto, "upstream-proto", "auto", "protocol towards origins: auto (ALPN, and HTTP/3 after an origin's Alt-Svc), h1, h2, h3")
-	fs.StringVar(&f.reverse, "reverse", "", "reverse-proxy mode: every request on the listeners goes to this origin (http:// or https:// URL)")
-	fs.StringVar(&f.listenH3, "listen-h3", "", "also accept HTTP/3 (QUIC) on this UDP address, decrypting with minted certificates")
-	fs.StringVar(&f.h3Refuse, "h3-refuse", "", "comma list of host globs whose QUIC handshakes on --listen-h3 are refused, so clients fall back to TCP")
-	fs.StringVar(&f.h3Passthrough, "h3-passthrough", "", "with --reverse: comma list of host globs; when the reverse target's host matches, --listen-h3 relays QUIC to it undecrypted (a tunnel session per client)")
-	fs.Int64Var(&f.captureLimit, "capture-limit", 1<<20, "bytes of each body kept in memory per session (-1: none)")
-	fs.Int64Var(&f.spillLimit, "spill-limit", 64<<20, "bytes of each body kept in all: beyond --capture-limit they go to disk, then into the store (0: keep only --capture-limit)")
-	fs.BoolVar(&f.noCapture, "no-capture", false, "start with recording off: traffic is relayed but no sessions are captured or stored")
-	fs.BoolVar(&f.resetStore, "reset-store", false, "if the session store is damaged, move it aside and start a new one")
-	fs.BoolVar(&f.systemProxy, "system-proxy", false, "point the OS system proxy at this instance while it runs (restored on exit, and after a crash)")
-	limits := retentionFlags(fs) // retention.go
-	protoPathFlag(fs)            // content_api.go
-	contractFlag(fs)             // cmd_contract.go
-	captureModeFlags(fs, &f.modes)
+	fs, f, dataDir, limits := mainFlagSet()
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -143,7 +108,7 @@ func runInstance(args []string) error {
 	if f.limits, err = limits(dir); err != nil {
 		return err
 	}
-	inst, err := startInstance(dir, f)
+	inst, err := startInstance(dir, *f)
 	if err != nil {
 		return err
 	}
@@ -171,6 +136,62 @@ func runInstance(args []string) error {
 		err = runWindow(inst, sig)
 	}
 	return errors.Join(err, inst.shutdown())
+}
+
+// mainFlagSet is the flag set of `inspector` itself (the window, or --headless).
+func mainFlagSet() (*flag.FlagSet, *instanceFlags, func() (string, error), func(string) (store.Limits, error)) {
+	fs := newFlagSet("")
+	f := new(instanceFlags)
+	dataDir := dataDirFlag(fs)
+	fs.BoolVar(&f.headless, "headless", false, "run without a window")
+	fs.Func("script", "load a JavaScript addon `FILE` (repeatable; DATA-DIR/scripts/*.js load too)", func(v string) error {
+		f.scripts = append(f.scripts, v)
+		return nil
+	})
+	fs.StringVar(&f.networkProfile, "network-profile", "", "emulate network conditions: a preset (3G, Slow 3G, Slow 4G, 4G, Lossy Wi-Fi, Offline), bw:KBPS[,up:KBPS][,latency:MS][,hosts:GLOB|GLOB][,url:REGEX]..., or none")
+	fs.BoolVar(&f.mcpWrites, "mcp-writes", false, "let MCP clients of /api/v1/mcp use the tools that change anything (breakpoints, resume, replay, send, rules)")
+	fs.StringVar(&f.keylog, "keylog", os.Getenv("SSLKEYLOGFILE"), "append the TLS secrets of both legs to `FILE` as NSS key-log lines, for Wireshark (default: $SSLKEYLOGFILE)")
+	fs.BoolVar(&f.mcpNoRedact, "mcp-no-redact", false, "answer MCP clients of /api/v1/mcp with secrets unmasked (masking is on by default)")
+	engineFlags(fs, f, "127.0.0.1:8080", "proxy listener address (port 0 picks a free port)")
+	fs.StringVar(&f.listenSocks, "listen-socks", "", "also accept SOCKS5 clients on this address (loopback unless --allow-remote; user/password when --proxy-auth is set)")
+	fs.BoolVar(&f.allowRemote, "allow-remote", false, "allow a non-loopback --listen address")
+	fs.StringVar(&f.proxyAuth, "proxy-auth", "", "USER:PASSWORD proxy clients must send, or none (default: on with --allow-remote, generated in DATA-DIR/proxy-auth)")
+	fs.StringVar(&f.reverse, "reverse", "", "reverse-proxy mode: every request on the listeners goes to this origin (http:// or https:// URL)")
+	fs.StringVar(&f.listenH3, "listen-h3", "", "also accept HTTP/3 (QUIC) on this UDP address, decrypting with minted certificates")
+	fs.StringVar(&f.h3Refuse, "h3-refuse", "", "comma list of host globs whose QUIC handshakes on --listen-h3 are refused, so clients fall back to TCP")
+	fs.StringVar(&f.h3Passthrough, "h3-passthrough", "", "with --reverse: comma list of host globs; when the reverse target's host matches, --listen-h3 relays QUIC to it undecrypted (a tunnel session per client)")
+	fs.BoolVar(&f.noCapture, "no-capture", false, "start with recording off: traffic is relayed but no sessions are captured or stored")
+	fs.BoolVar(&f.resetStore, "reset-store", false, "if the session store is damaged, move it aside and start a new one")
+	fs.BoolVar(&f.systemProxy, "system-proxy", false, "point the OS system proxy at this instance while it runs (restored on exit, and after a crash)")
+	limits := retentionFlags(fs) // retention.go
+	protoPathFlag(fs)            // content_api.go
+	contractFlag(fs)             // cmd_contract.go
+	captureModeFlags(fs, &f.modes)
+	return fs, f, dataDir, limits
+}
+
+// engineFlags registers, with their defaults, the flags that shape an instance's engine,
+// for every command that starts one (inspector, inspector run): one list, so no command
+// starts an instance with a zero value where the main command has a default.
+func engineFlags(fs *flag.FlagSet, f *instanceFlags, listen, listenUsage string) {
+	fs.StringVar(&f.listen, "listen", listen, listenUsage)
+	f.leafDays = rootca.MaxLeafDays
+	fs.Func("leaf-days", "days each minted certificate lasts, 1 to 47 (default 47; browsers refuse longer ones)", func(v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > rootca.MaxLeafDays {
+			return fmt.Errorf("--leaf-days %s: want 1 to %d days (browsers refuse longer leaves)", v, rootca.MaxLeafDays)
+		}
+		f.leafDays = n
+		return nil
+	})
+	fs.StringVar(&f.upstreamCA, "upstream-ca", "", "PEM file of extra roots trusted for origins")
+	fs.StringVar(&f.upstreamInsecure, "upstream-insecure", "", "comma list of host globs whose certificate errors are ignored")
+	fs.StringVar(&f.noDecrypt, "no-decrypt", "", "comma list of host globs tunnelled without decryption")
+	fs.StringVar(&f.fingerprint, "fingerprint", "mirror", "TLS ClientHello towards origins: mirror (the client's, the default) or go (Go's own; see docs/fingerprint.md)")
+	fs.StringVar(&f.fingerprintGo, "fingerprint-go", "", "comma list of host globs that get Go's ClientHello whatever --fingerprint says")
+	fs.StringVar(&f.upstreamProto, "upstream-proto", "auto", "protocol towards origins: auto (ALPN, and HTTP/3 after an origin's Alt-Svc), h1, h2, h3")
+	fs.Int64Var(&f.captureLimit, "capture-limit", 1<<20, "bytes of each body kept in memory per session (-1: none)")
+	fs.Int64Var(&f.spillLimit, "spill-limit", 64<<20, "bytes of each body kept in all: beyond --capture-limit they go to disk, then into the store (0: keep only --capture-limit)")
 }
 
 func startInstance(dir string, f instanceFlags) (_ *instance, err error) {
@@ -385,6 +406,7 @@ func startInstance(dir string, f instanceFlags) (_ *instance, err error) {
 		inst.stops = append(inst.stops, s.Close)
 		eng.Reserve(s.Addr())
 	}
+	inst.stops = append(inst.stops, inst.wireGuardOff) // before the engine's close
 	if err := inst.startCaptureModes(f.modes, f.allowRemote); err != nil {
 		return nil, err
 	}

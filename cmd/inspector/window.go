@@ -115,6 +115,9 @@ func windowDeps(inst *instance, events <-chan engine.Event) ui.Deps {
 	if inst.scripts != nil {
 		d.Scripts = inst.scripts
 	}
+	if ic := newWindowIntercept(inst); ic != nil {
+		d.Intercept = ic
+	}
 	if inst.mcp != nil && inst.mcpWrites != nil {
 		d.MCP = mcpWindow{act: inst.mcp, writes: inst.mcpWrites, redact: inst.mcpRedact, rules: inst.redaction}
 	}

@@ -58,17 +58,45 @@ func Env(proxy string, f EnvFiles) []Var {
 	}
 	if f.TrustStore != "" {
 		host, port := splitHostPort(proxy)
-		vs = append(vs, Var{"JAVA_TOOL_OPTIONS", strings.Join([]string{
-			"-Djavax.net.ssl.trustStore=" + f.TrustStore,
-			"-Djavax.net.ssl.trustStorePassword=" + TrustStorePassword,
-			"-Djavax.net.ssl.trustStoreType=PKCS12",
-			"-Dhttp.proxyHost=" + host, "-Dhttp.proxyPort=" + port,
-			"-Dhttps.proxyHost=" + host, "-Dhttps.proxyPort=" + port,
+		vs = append(vs, Var{"JAVA_TOOL_OPTIONS", strings.Join(append(javaTrust(f),
+			"-Dhttp.proxyHost="+host, "-Dhttp.proxyPort="+port,
+			"-Dhttps.proxyHost="+host, "-Dhttps.proxyPort="+port,
 			"-Dhttp.nonProxyHosts=localhost|127.0.0.1|::1",
 			"-Djava.net.useSystemProxies=false",
-		}, " ")})
+		), " ")})
 	}
 	return vs
+}
+
+// CAEnv is the trust half of Env alone, for programs whose traffic reaches Inspector
+// without proxy settings (inspector run): the same CA variables, and no proxy.
+func CAEnv(f EnvFiles) []Var {
+	var vs []Var
+	for _, v := range Env("", f) {
+		if caVar[v.Name] {
+			vs = append(vs, v)
+		}
+	}
+	if f.TrustStore != "" {
+		vs = append(vs, Var{"JAVA_TOOL_OPTIONS", strings.Join(javaTrust(f), " ")})
+	}
+	return vs
+}
+
+// caVar are the variables of Env that name trust files.
+var caVar = map[string]bool{
+	"SSL_CERT_FILE": true, "CURL_CA_BUNDLE": true, "REQUESTS_CA_BUNDLE": true, "PIP_CERT": true,
+	"NODE_EXTRA_CA_CERTS": true, "npm_config_cafile": true, "YARN_CA_FILE_PATH": true,
+	"DENO_CERT": true, "GIT_SSL_CAINFO": true, "AWS_CA_BUNDLE": true, "CARGO_HTTP_CAINFO": true,
+}
+
+// javaTrust are the JAVA_TOOL_OPTIONS that make Java trust the truststore.
+func javaTrust(f EnvFiles) []string {
+	return []string{
+		"-Djavax.net.ssl.trustStore=" + f.TrustStore,
+		"-Djavax.net.ssl.trustStorePassword=" + TrustStorePassword,
+		"-Djavax.net.ssl.trustStoreType=PKCS12",
+	}
 }
 
 func splitHostPort(a string) (string, string) {

@@ -114,3 +114,35 @@ func TestNewProfileIsSeparateEachTime(t *testing.T) {
 		t.Fatalf("profile mode %v", fi.Mode().Perm())
 	}
 }
+
+// TestCAEnvIsEnvWithoutProxies: inspector run's variables are inspector env's trust
+// variables, each with the same value, and no proxy setting among them.
+func TestCAEnvIsEnvWithoutProxies(t *testing.T) {
+	t.Parallel()
+	f := EnvFiles{CA: "/d/ca.pem", Bundle: "/d/bundle.pem", TrustStore: "/d/truststore.p12"}
+	full := map[string]string{}
+	for _, v := range Env("127.0.0.1:8080", f) {
+		full[v.Name] = v.Value
+	}
+	ca := CAEnv(f)
+	if len(ca) != len(caVar)+1 {
+		t.Fatalf("CAEnv has %d variables, want %d: %v", len(ca), len(caVar)+1, Names(ca))
+	}
+	for _, v := range ca {
+		if strings.Contains(strings.ToLower(v.Name), "proxy") || strings.Contains(v.Value, "8080") || strings.Contains(v.Value, "proxyHost") {
+			t.Errorf("%s=%s sets a proxy", v.Name, v.Value)
+		}
+		if v.Name == "JAVA_TOOL_OPTIONS" {
+			if !strings.HasPrefix(full[v.Name], v.Value+" ") {
+				t.Errorf("JAVA_TOOL_OPTIONS %q is not the trust part of %q", v.Value, full[v.Name])
+			}
+			continue
+		}
+		if full[v.Name] != v.Value {
+			t.Errorf("%s=%q, inspector env has %q", v.Name, v.Value, full[v.Name])
+		}
+	}
+	if got := CAEnv(EnvFiles{CA: "a", Bundle: "b"}); len(got) != len(caVar) {
+		t.Errorf("without a truststore: %v", Names(got))
+	}
+}

@@ -118,6 +118,15 @@ func (l *Lines) Cols() int { return l.cols }
 // Wrap reports whether the rows are wrapped.
 func (l *Lines) Wrap() bool { return l.wrap }
 
+// Span returns the byte offsets of visual row i in the text: [start, end), end before
+// the newline.
+func (l *Lines) Span(i int) (start, end int) {
+	if i < 0 || i >= len(l.start) {
+		return 0, 0
+	}
+	return int(l.start[i]), int(l.end[i])
+}
+
 // RowOf returns the visual row holding byte offset off.
 func (l *Lines) RowOf(off int) int {
 	i := sort.Search(len(l.start), func(i int) bool { return int(l.start[i]) > off })
