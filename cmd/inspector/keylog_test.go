@@ -125,6 +125,33 @@ func TestKeylogDecryptsBothLegs(t *testing.T) {
 		}
 		t.Fatalf("decrypted GET %s on ports %v, want the client leg (%s) and the upstream leg (%s); tshark:\n%s", path, legs, proxyPort, originPort, fields)
 	}
+
+	// pcapng with the secrets inside (a Decryption Secrets Block): editcap puts the key
+	// log into the capture, and tshark decrypts it without being told of any key file.
+	if _, err := exec.LookPath("editcap"); err != nil {
+		t.Log("editcap not installed (wireshark-common): the DSB recipe was not checked")
+		return
+	}
+	dsb := filepath.Join(t.TempDir(), "with-keys.pcapng")
+	if out, err := exec.Command("editcap", "--inject-secrets", "tls,"+keylog, pcap, dsb).CombinedOutput(); err != nil {
+		t.Fatalf("editcap --inject-secrets: %v\n%s", err, out)
+	}
+	dsbOut, _ := exec.Command("tshark", "-r", dsb, "-d", "tcp.port=="+originPort+",tls",
+		"-Y", "http.request", "-T", "fields", "-e", "tcp.dstport", "-e", "http.request.uri").CombinedOutput()
+	dsbLegs := map[string]bool{}
+	for _, l := range strings.Split(strings.TrimSpace(string(dsbOut)), "\n") {
+		if f := strings.Split(l, "\t"); len(f) == 2 && strings.HasSuffix(f[1], path) {
+			dsbLegs[f[0]] = true
+		}
+	}
+	if !dsbLegs[proxyPort] || !dsbLegs[originPort] {
+		t.Fatalf("the DSB capture decrypted GET %s on ports %v without -o, want %s and %s; tshark:\n%s", path, dsbLegs, proxyPort, originPort, dsbOut)
+	}
+	// Without the block, the same capture does not decrypt: the keys came from the file.
+	plain, _ := exec.Command("tshark", "-r", pcap, "-d", "tcp.port=="+originPort+",tls", "-Y", "http.request", "-T", "fields", "-e", "http.request.uri").CombinedOutput()
+	if strings.Contains(string(plain), path) {
+		t.Fatalf("the capture decrypts without any key:\n%s", plain)
+	}
 }
 
 // TestKeylogUnwritable: a key-log path that cannot be written stops the start with one
