@@ -267,13 +267,18 @@ func waitDial(t testing.TB, addr string) {
 }
 
 // Next waits for the next completed session.
+// NextTimeout is how long Next waits for a session before it fails the test: a deadline
+// for a failure, not a wait (Next returns as soon as a session completes), long enough for
+// the race detector on a loaded 2-core machine.
+const NextTimeout = 60 * time.Second
+
 func (p *Proxy) Next(t testing.TB) *session.Session {
 	t.Helper()
 	select {
 	case s := <-p.Sessions:
 		return s
-	case <-time.After(10 * time.Second):
-		t.Fatal("no session completed within 10s")
+	case <-time.After(NextTimeout):
+		t.Fatalf("no session completed within %v", NextTimeout)
 		return nil
 	}
 }

@@ -1,0 +1,17 @@
+//go:build unix
+
+package ui
+
+import (
+	"syscall"
+	"time"
+)
+
+// processCPU is the user and system CPU time the process has used (benchmarks).
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
