@@ -79,7 +79,9 @@ type Config struct {
 	// room at the connection cap: 1s.
 	TunnelEvictAfter time.Duration
 	// SniffTimeout is how long a tunnel (CONNECT, ServeConn) waits for its client's first
-	// byte before relaying it as opaque, for protocols where the server speaks first: 1s.
+	// byte before relaying it as opaque, for protocols where the server speaks first: 3s.
+	// (At 1s a TLS client on a loaded machine could send its hello too late and find its
+	// tunnel relayed undecrypted; a server-speaks-first greeting waits this long once.)
 	SniffTimeout time.Duration
 
 	// ProxyAuth, when set ("user:password"), makes the proxy listener demand these Basic

@@ -137,7 +137,7 @@ func New(cfg Config) (*Engine, error) {
 	setDefault(&cfg.ResponseTimeout, 120*time.Second)
 	setDefault(&cfg.TunnelIdleTimeout, DefaultTunnelIdleTimeout)
 	setDefault(&cfg.TunnelEvictAfter, conn.DefaultTunnelIdleAfter)
-	setDefault(&cfg.SniffTimeout, time.Second)
+	setDefault(&cfg.SniffTimeout, 3*time.Second)
 	if cfg.CaptureLimit == 0 {
 		cfg.CaptureLimit = 1 << 20
 	}

@@ -37,7 +37,7 @@ type Options struct {
 	// Resolve looks a name up for the check of a TLS server name or Host header against
 	// the original destination. Nil means net.DefaultResolver.
 	Resolve func(ctx context.Context, host string) ([]netip.Addr, error)
-	// SniffTimeout bounds the wait for the client's first bytes (1s when 0); a client
+	// SniffTimeout bounds the wait for the client's first bytes (3s when 0, as the engine's); a client
 	// that sends nothing by then (a server-speaks-first protocol) is tunnelled to the
 	// original destination.
 	SniffTimeout time.Duration
@@ -75,7 +75,7 @@ func New(e *engine.Engine, ln net.Listener, opts Options) *Server {
 		}
 	}
 	if opts.SniffTimeout <= 0 {
-		opts.SniffTimeout = time.Second
+		opts.SniffTimeout = 3 * time.Second
 	}
 	if opts.Logf == nil {
 		opts.Logf = func(string, ...any) {}
