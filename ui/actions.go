@@ -310,8 +310,17 @@ func (u *UI) importStream(r io.Reader) (n int, ok bool, err error) {
 	if !ok || u.deps.HAR == nil || u.deps.HAR.Decode == nil {
 		return 0, false, nil
 	}
+	// Large bodies spill beside the data (as `inspector har import` does); the folder goes
+	// once the store has written them.
+	spill := ""
+	if u.deps.DataDir != "" {
+		if d, err := os.MkdirTemp(u.deps.DataDir, "import-spill-"); err == nil {
+			spill = d
+			defer os.RemoveAll(d)
+		}
+	}
 	ids, err := si.ImportStream(func(add func(*session.Session) error) error {
-		return u.deps.HAR.Decode(r, func(s *session.Session) error {
+		return u.deps.HAR.Decode(r, spill, func(s *session.Session) error {
 			s.Flags |= session.FlagImported
 			return add(s)
 		})

@@ -12,8 +12,10 @@ func StoreHAR(version string) *HAR {
 	return &HAR{
 		NewWriter: func(w io.Writer) (HARWriter, error) { return har.NewWriter(w, version) },
 		Read:      har.Read,
-		Decode: func(r io.Reader, fn func(*session.Session) error) error {
-			_, err := har.Decode(r, har.DefaultLimits, func(s *session.Session, _ session.ID) error { return fn(s) })
+		Decode: func(r io.Reader, spillDir string, fn func(*session.Session) error) error {
+			lim := har.DefaultLimits
+			lim.SpillDir = spillDir
+			_, err := har.Decode(r, lim, func(s *session.Session, _ session.ID) error { return fn(s) })
 			return err
 		},
 	}

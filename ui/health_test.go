@@ -3,6 +3,7 @@ package ui
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"io"
@@ -192,5 +193,70 @@ func TestImportFileRunsInTheBackground(t *testing.T) {
 	v.importFile(filepath.Join(t.TempDir(), "missing.har"))
 	if v.model.Len() != 4 {
 		t.Fatal("a missing file changed the list")
+	}
+}
+
+// TestImportHARSpillsLargeBodies: the window's import decodes a body over 1 MiB into a
+// spill folder under the data directory (as `inspector har import` does, so a 250 MiB body
+// is never held in memory), the store gets it byte-exact, and the folder is gone after.
+func TestImportHARSpillsLargeBodies(t *testing.T) {
+	body := make([]byte, 3<<20+17)
+	for i := range body {
+		body[i] = byte(i*7 + i/251)
+	}
+	doc := map[string]any{"log": map[string]any{"version": "1.2", "creator": map[string]any{"name": "t", "version": "1"},
+		"entries": []any{map[string]any{
+			"startedDateTime": "2026-12-04T00:00:00Z", "time": 1,
+			"request": map[string]any{"method": "GET", "url": "https://big.example/blob", "httpVersion": "HTTP/1.1",
+				"headers": []any{}, "queryString": []any{}, "cookies": []any{}, "headersSize": -1, "bodySize": 0},
+			"response": map[string]any{"status": 200, "statusText": "OK", "httpVersion": "HTTP/1.1",
+				"headers": []any{map[string]any{"name": "Content-Type", "value": "application/octet-stream"}}, "cookies": []any{},
+				"content": map[string]any{"size": len(body), "mimeType": "application/octet-stream", "encoding": "base64",
+					"text": base64.StdEncoding.EncodeToString(body)},
+				"redirectURL": "", "headersSize": -1, "bodySize": len(body)},
+			"cache": map[string]any{}, "timings": map[string]any{"send": 0, "wait": 1, "receive": 0}}}}}
+	raw, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dataDir := t.TempDir()
+	codec := StoreHAR("test")
+	decode := codec.Decode
+	var spillDir string
+	codec.Decode = func(r io.Reader, spill string, fn func(*session.Session) error) error {
+		spillDir = spill
+		return decode(r, spill, func(s *session.Session) error {
+			if s.Response.Body.Spilled == "" {
+				t.Error("a 3 MiB body was not spilled")
+			} else if !strings.HasPrefix(s.Response.Body.Spilled, spill) {
+				t.Errorf("spilled to %q, not under %q", s.Response.Body.Spilled, spill)
+			}
+			return fn(s)
+		})
+	}
+	st := openStore(t)
+	u, _ := newTestUI(t, Deps{Store: st, HAR: codec, DataDir: dataDir})
+	n, err := u.ImportHAR(bytes.NewReader(raw))
+	if err != nil || n != 1 {
+		t.Fatalf("import: n=%d err=%v", n, err)
+	}
+	if spillDir == "" || filepath.Dir(spillDir) != dataDir {
+		t.Fatalf("spill folder %q, want one under %q", spillDir, dataDir)
+	}
+	if _, err := os.Stat(spillDir); !os.IsNotExist(err) {
+		t.Errorf("spill folder left behind: %v", err)
+	}
+	var id session.ID
+	if err := st.Each(store.Query{}, func(s *session.Session) error { id = s.ID; return nil }); err != nil || id == 0 {
+		t.Fatalf("no stored session: %v", err)
+	}
+	rc, err := st.OpenBody(id, store.PartResponse)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := io.ReadAll(rc)
+	rc.Close()
+	if err != nil || !bytes.Equal(got, body) {
+		t.Fatalf("read back %d bytes (%v), want %d byte-exact", len(got), err, len(body))
 	}
 }

@@ -86,8 +86,10 @@ type HAR struct {
 	Read      func(r io.Reader) ([]*session.Session, error)
 	// Decode reads a HAR document entry by entry (har.Decode), calling fn with each
 	// session; with a store that imports streams (StreamImporter) the window's import uses
-	// it, so a HAR file of any size is never held in memory.
-	Decode func(r io.Reader, fn func(*session.Session) error) error
+	// it, so a HAR file of any size is never held in memory. With spillDir set, bodies over
+	// 1 MiB are decoded into files there as they are read (har.Limits.SpillDir) and the
+	// store writes them in chunks, so one large body is not held in memory either.
+	Decode func(r io.Reader, spillDir string, fn func(*session.Session) error) error
 }
 
 // StreamImporter is a store that imports a stream of sessions all or none
