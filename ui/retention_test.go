@@ -151,3 +151,51 @@ func TestSaveCaptureAs(t *testing.T) {
 		t.Error("saving into a missing folder succeeded")
 	}
 }
+
+// TestCopyAsMaskedSelection: "Export for sharing" of a selection as code: the masked copy
+// of several sessions masks every secret in all of them, and one secret gets one
+// placeholder across the whole selection, so a reader can follow a token from request to
+// request.
+func TestCopyAsMaskedSelection(t *testing.T) {
+	a := mkSession(0, "api.example", "/login", 200, "application/json", `{}`)
+	a.Request.Header.Set("Authorization", "Bearer tok-aa11bb22cc33dd44")
+	b := mkSession(0, "api.example", "/me", 200, "application/json", `{}`)
+	b.Request.Header.Set("Authorization", "Bearer tok-aa11bb22cc33dd44")
+	b.Request.Header.Set("Cookie", "sid=cookie-99887766")
+	c := mkSession(0, "api.example", "/other", 200, "application/json", `{}`)
+	c.Request.Header.Set("Authorization", "Bearer tok-ffeeddccbbaa0099")
+	st := openStore(t, a, b, c)
+	u, _ := newTestUI(t, Deps{Store: st})
+	u.SelectAll()
+	if n := len(u.SelectedIDs()); n != 3 {
+		t.Fatalf("%d selected, want 3", n)
+	}
+	var masked *fyne.MenuItem
+	for _, it := range u.contextMenu().Items {
+		if it.Label == "Copy as, secrets masked" {
+			masked = it
+		}
+	}
+	if masked == nil || masked.ChildMenu == nil || len(masked.ChildMenu.Items) == 0 {
+		t.Fatal("no masked copy-as item")
+	}
+	masked.ChildMenu.Items[0].Action()
+	got := u.app.Clipboard().Content()
+	for _, secret := range []string{"tok-aa11bb22cc33dd44", "cookie-99887766", "tok-ffeeddccbbaa0099"} {
+		if strings.Contains(got, secret) {
+			t.Errorf("the masked copy holds %q:\n%s", secret, got)
+		}
+	}
+	for _, path := range []string{"/login", "/me", "/other"} {
+		if !strings.Contains(got, path) {
+			t.Errorf("the masked copy lacks the request to %s:\n%s", path, got)
+		}
+	}
+	// The shared token is one placeholder in both requests; the other token another.
+	if n := strings.Count(got, "REDACTED-1"); n < 2 {
+		t.Errorf("the shared token's placeholder appears %d times, want 2 or more:\n%s", n, got)
+	}
+	if !strings.Contains(got, "REDACTED-2") {
+		t.Errorf("the second token has no placeholder of its own:\n%s", got)
+	}
+}
