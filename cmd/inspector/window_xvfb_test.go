@@ -416,7 +416,7 @@ func menuPath(t *testing.T, menu, label string) (rights, downs int) {
 	t.Helper()
 	a := fynetest.NewTempApp(t)
 	w := a.NewWindow("menu")
-	ui.New(a, w, ui.Deps{})
+	ui.New(a, w, ui.Deps{Intercept: menuInterceptor{}}) // the real window has the Intercept menu
 	for i, m := range w.MainMenu().Items {
 		if m.Label != menu {
 			continue
@@ -434,6 +434,16 @@ func menuPath(t *testing.T, menu, label string) (rights, downs int) {
 	t.Fatalf("no %s ▸ %s in the menu bar", menu, label)
 	return 0, 0
 }
+
+// menuInterceptor only makes ui.New show the Intercept menu, as the real window does.
+type menuInterceptor struct{}
+
+func (menuInterceptor) Clients() []ui.InterceptClient  { return nil }
+func (menuInterceptor) Launch(string) (string, error)  { return "", nil }
+func (menuInterceptor) RunSupport() error              { return nil }
+func (menuInterceptor) Run(string) (string, error)     { return "", nil }
+func (menuInterceptor) Phone(string) (ui.Phone, error) { return ui.Phone{}, nil }
+func (menuInterceptor) EnablePhone(int) error          { return nil }
 
 // kinds are the content kinds the origin serves, one per session in turn.
 var kinds = []string{"json", "graphql", "xml", "html", "png", "text"}
