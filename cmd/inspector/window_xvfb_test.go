@@ -277,12 +277,20 @@ func TestRealWindow(t *testing.T) {
 	})
 	x.must("click", "--repeat", "15", "--delay", "20", "4") // wheel up
 	// A row arriving late (the window's event pump lags the store on a loaded machine)
-	// scrolls a following list back to the newest; then the wheel is turned again.
+	// scrolls a following list back to the newest; then the wheel is turned again. A list
+	// that was not following sits at its top, where the wheel up has nothing to move: the
+	// turns alternate down and up, so the list moves whichever end it started at.
+	turn := 0
 	poll(t, 60*time.Second, "the list to scroll on the wheel", func() bool {
 		if !bytes.Equal(region(x.settle(), listArea), before) {
 			return true
 		}
-		x.must("click", "--repeat", "3", "--delay", "20", "4")
+		button := "4"
+		if turn%2 == 0 {
+			button = "5" // wheel down
+		}
+		turn++
+		x.must("click", "--repeat", "5", "--delay", "20", button)
 		return false
 	})
 
