@@ -111,13 +111,13 @@ func (t *Tap) Write(p []byte) (int, error) {
 	if t.relay != nil {
 		return t.relay.Write(p)
 	}
-	n, err := t.rwc.Write(p)
-	if n > 0 {
-		t.mu.Lock()
-		t.fromCli.feed(p[:n], t.limit)
-		t.mu.Unlock()
-	}
-	return n, err
+	// The client's bytes are recorded before they go on, so a message is always listed
+	// ahead of the origin's answer to it (recorded after the write, an echo read at once
+	// could take the lock first and be listed before the message it answers).
+	t.mu.Lock()
+	t.fromCli.feed(p, t.limit)
+	t.mu.Unlock()
+	return t.rwc.Write(p)
 }
 
 func (t *Tap) Close() error {
