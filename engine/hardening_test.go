@@ -717,8 +717,12 @@ func TestBurstAndAbandonedRequestsReturnToBaseline(t *testing.T) {
 	for {
 		g, fd := runtime.NumGoroutine(), openFDs(t)
 		// Upstream keep-alive pools may hold a few more idle connections than after the
-		// warm-up (each has a reader and a writer goroutine and one fd).
-		if g <= baseG+8 && fd <= baseFD+4 {
+		// warm-up (each has a reader and a writer goroutine and one fd, and the in-process
+		// origin one serving goroutine more). With the mirrored hello the default, the
+		// upstream keeps a pool per client fingerprint beside Go's own, so the burst can
+		// leave one or two more than before (170 against a baseline of 161 was seen); a
+		// leak of the burst's abandoned requests is far more.
+		if g <= baseG+16 && fd <= baseFD+8 {
 			break
 		}
 		if time.Now().After(deadline) {
