@@ -161,7 +161,7 @@ func (u *UI) readOps() {
 		}
 		u.readOps()
 	}
-	if inlineStoreReads && u.deps.Post == nil { // tests without a Post of their own
+	if (inlineStoreReads || u.inlineReads) && u.deps.Post == nil { // tests without a Post of their own
 		s, err := get(id)
 		if err != nil {
 			s = nil

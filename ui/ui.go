@@ -175,9 +175,10 @@ const recentCap = 512
 
 // UI is the main window's controller. It owns its widgets; tests drive them directly.
 type UI struct {
-	app  fyne.App
-	win  fyne.Window
-	deps Deps
+	inlineReads bool // the fyne/test driver: store reads and body formatting run on the calling goroutine (see New)
+	app         fyne.App
+	win         fyne.Window
+	deps        Deps
 
 	// lastRepeat is the result of the last one-click repeat (replay.go).
 	lastRepeat []replay.Result
@@ -266,6 +267,13 @@ func New(a fyne.App, w fyne.Window, d Deps) *UI {
 	u.list = newSessionList(u)
 	u.filter = newFilterBar(u)
 	u.detail = newDetailPane(u)
+	// Under fyne/test's driver, work posted with fyne.Do runs at once on the goroutine that
+	// posts it, beside the test's own widget calls (a concurrent map write in Fyne's caches):
+	// there, bodies are formatted and the store read on the calling goroutine.
+	if a != nil && d.Post == nil && fmt.Sprintf("%T", a.Driver()) == "*test.driver" {
+		u.detail.inline = true
+		u.inlineReads = true
+	}
 	u.status = newStatusBar(u)
 	u.hosts = newHostList(u)
 	u.start = newStartPage(u)
